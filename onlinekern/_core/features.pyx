@@ -1,0 +1,191 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Random Fourier features (ALGORITHMS.md §1.3) and FeatureCore, the base of feature-space learners.
+
+z(x) = D^{-1/2} [cos(Omega^T x); sin(Omega^T x)],  Omega = sqrt(2 gamma) E,  E ~ N(0, 1)^{d x D}
+from the FEATURES stream, so E[z(x)^T z(x')] = exp(-gamma ||x - x'||^2).  E is stored and the
+input is scaled instead (a = E^T (sqrt(2 gamma) x)): the same code then serves RRF, whose
+per-feature scale exp(rho_n) changes every step.  The D^{-1/2} factor is folded into the scalar
+of each dot/axpy instead of being applied to 2D features.  cos/sin and the long dot/axpy run
+through the dispatched vector kernels of include/ok_vmath.h.
+"""
+from libc.math cimport sqrt
+from onlinekern._core.vmath cimport ok_dot, ok_axpy, ok_vcossin
+from onlinekern._core.learner cimport LearnerCore
+
+import numpy as np
+import scipy.sparse as sp
+from onlinekern.seeding import FEATURES, rng
+
+# E larger than this is refused with a clear message rather than exhausting memory
+MAX_E_BYTES = 4 << 30
+
+
+def draw_E(seed, int d, int D):
+    """E of the FEATURES stream: one standard_normal((d, D)) call (§1.5)."""
+    if d * D * 8 > MAX_E_BYTES:
+        raise MemoryError(f"random feature matrix of {d} x {D} doubles exceeds {MAX_E_BYTES >> 30} GiB; "
+                          "use fewer components")
+    return np.ascontiguousarray(rng(seed, FEATURES).standard_normal((d, D)))
+
+
+cdef class RandomFourierMap:
+    """Paired random Fourier features of the Gaussian kernel exp(-gamma ||x - x'||^2).
+
+    Parameters
+    ----------
+    n_features : int
+    n_components : int, number of frequencies D (the map has 2D features).
+    gamma : float > 0
+    seed : int, decides E through the FEATURES stream.
+    E : ndarray (n_features, n_components), optional; given instead of drawn (model files).
+    """
+
+    def __init__(self, int n_features, int n_components, double gamma, seed=0, E=None):
+        if n_features < 1:
+            raise ValueError(f"n_features must be >= 1, got {n_features}")
+        if n_components < 1:
+            raise ValueError(f"n_components must be >= 1, got {n_components}")
+        if not gamma > 0:
+            raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        self.d = n_features
+        self.D = n_components
+        self.gamma = gamma
+        self.seed = seed
+        self.root = sqrt(2.0 * gamma)
+        self.norm = 1.0 / sqrt(<double>n_components)
+        if E is None:
+            E = draw_E(seed, n_features, n_components)
+        E = np.ascontiguousarray(E, dtype=np.float64)
+        if E.shape != (n_features, n_components):
+            raise ValueError(f"E has shape {E.shape}, expected {(n_features, n_components)}")
+        self.E_ = E
+        cdef const double[:, ::1] ev = E
+        self.E = &ev[0, 0]
+        buf = np.zeros(3 * n_components)
+        self.scratch_ = buf
+        cdef double[::1] bv = buf
+        self.a = &bv[0]
+        self.cs = &bv[n_components]
+
+    @property
+    def E(self):
+        """The standard-normal matrix E (Omega = sqrt(2 gamma) E)."""
+        return self.E_
+
+    @property
+    def n_components(self):
+        return self.D
+
+    cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil:
+        """a = sum_k (s_k x_k) E[idx_k, :], s_k = root (feat_scale NULL) or feat_scale[idx_k]."""
+        cdef int k, j, D = self.D
+        cdef double v
+        for j in range(D):
+            self.a[j] = 0.0
+        for k in range(nnz):
+            v = x[k] * (self.root if feat_scale == NULL else feat_scale[idx[k]])
+            if v != 0.0:
+                ok_axpy(D, v, self.E + <Py_ssize_t>idx[k] * D, self.a)
+
+    cdef void features(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil:
+        """cs = [cos a; sin a] (without the D^{-1/2} factor)."""
+        self.project(x, idx, nnz, feat_scale)
+        ok_vcossin(self.a, self.cs, self.cs + self.D, self.D)
+
+    def transform(self, X):
+        """z(x) for every row of X: array (n, 2D)."""
+        from onlinekern._core.learner import RowData
+        rows = RowData(X, self.d)
+        cdef Py_ssize_t n = rows.n_rows, i
+        out = np.zeros((n, 2 * self.D))
+        cdef double[:, ::1] ov = out
+        cdef double[::1] d1
+        cdef double[:, ::1] d2
+        cdef int[::1] iv = rows.indices
+        cdef long long[::1] pv = rows.indptr
+        cdef int j, din = 0
+        if n == 0:
+            return out
+        if rows.dense:
+            d2 = rows.data
+            din = d2.shape[1]
+        else:
+            d1 = rows.data
+        for i in range(n):
+            if rows.dense:
+                self.features(&d2[i, 0] if din else NULL, &iv[0] if din else NULL, din, NULL)
+            elif pv[i + 1] > pv[i]:
+                self.features(&d1[pv[i]], &iv[pv[i]], <int>(pv[i + 1] - pv[i]), NULL)
+            else:
+                self.features(NULL, NULL, 0, NULL)
+            for j in range(2 * self.D):
+                ov[i, j] = self.norm * self.cs[j]
+        return out
+
+    def __reduce__(self):
+        return (RandomFourierMap, (self.d, self.D, self.gamma, self.seed, self.E_))
+
+
+cdef class FeatureCore(LearnerCore):
+    """Base of learners with a linear model w in the random-feature space.
+
+    Weights are stored scaled (w_c = wscale * W[c]) so the L2 shrink (1 - eta*lambda) is O(1).
+    """
+
+    def _setup_features(self, int n_features, int task, int n_outputs, int n_components, double gamma, seed, E=None, int n_threads=1):
+        self._setup(n_features, task, n_outputs, n_threads)
+        self.fmap = RandomFourierMap(n_features, n_components, gamma, seed, E)
+        self.F2 = 2 * n_components
+        self._set_weights(np.zeros((self.n_outputs, self.F2)), 1.0)
+
+    def _set_weights(self, W, double wscale):
+        W = np.ascontiguousarray(W, dtype=np.float64).reshape(self.n_outputs, self.F2)
+        self.W_ = W
+        cdef double[:, ::1] wv = W
+        self.W = &wv[0, 0]
+        self.wscale = wscale
+
+    cdef void weight_scores(self, double* out) noexcept nogil:
+        """out[c] = w_c . z(x) for the features in fmap.cs."""
+        cdef int c
+        cdef double s = self.wscale * self.fmap.norm
+        for c in range(self.n_outputs):
+            out[c] = s * ok_dot(self.W + <Py_ssize_t>c * self.F2, self.fmap.cs, self.F2)
+
+    cdef void weight_step(self, int c, double a) noexcept nogil:
+        """w_c += a * z(x)."""
+        ok_axpy(self.F2, a * self.fmap.norm / self.wscale, self.fmap.cs, self.W + <Py_ssize_t>c * self.F2)
+
+    cdef void weight_shrink(self, double c) noexcept nogil:
+        """w <- c * w for every output, O(1) through the scale (renormalised on underflow)."""
+        cdef Py_ssize_t i
+        if c == 0.0:
+            for i in range(self.n_outputs * self.F2):
+                self.W[i] = 0.0
+            self.wscale = 1.0
+            return
+        self.wscale *= c
+        if -1e-100 < self.wscale < 1e-100:
+            for i in range(self.n_outputs * self.F2):
+                self.W[i] *= self.wscale
+            self.wscale = 1.0
+
+    cdef Py_ssize_t model_size(self) noexcept nogil:
+        return self.F2
+
+    @property
+    def weights(self):
+        """True weights, (C, 2D)."""
+        return self.wscale * np.asarray(self.W_)
+
+    def get_state(self):
+        st = LearnerCore.get_state(self)
+        st.update({"n_components": self.fmap.D, "gamma": self.fmap.gamma, "seed": self.fmap.seed,
+                   "E": self.fmap.E_, "W": np.array(self.W_), "wscale": self.wscale})
+        return st
+
+    def set_state(self, st):
+        LearnerCore.set_state(self, st)
+        self.fmap = RandomFourierMap(self.n_features, int(st["n_components"]), float(st["gamma"]), int(st["seed"]), st["E"])
+        self.F2 = 2 * self.fmap.D
+        self._set_weights(np.array(st["W"]), float(st["wscale"]))

@@ -1,0 +1,29 @@
+# The compiled half of every learner: a per-example predict_row/step on a (data, indices, nnz)
+# row, and the one training loop (LearnerCore.run) that drives step() over a whole matrix without
+# the GIL.  The Python half (scikit-learn API) is onlinekern.base.OnlineLearner.
+
+cdef enum Task:
+    TASK_BINARY = 0        # y in {-1, +1}, one score
+    TASK_MULTICLASS = 1    # y = class index 0..C-1, C scores
+    TASK_REGRESSION = 2    # y real, one score
+
+cdef class LearnerCore:
+    cdef readonly int n_features
+    cdef readonly int n_outputs          # 1, or C for multiclass
+    cdef readonly int task
+    cdef readonly long long n_seen       # examples stepped on so far
+    cdef public int n_threads
+    cdef int failed                      # set by step() when it could not allocate
+    cdef object scratch_                 # keeps the scratch buffers below alive
+    cdef double* score_buf               # n_outputs
+    cdef double* grad_buf                # n_outputs
+
+    # Score of one row with the current model into out[0:n_outputs].  Returns 0, or -1 on failure.
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil
+    # Learn from one example; out receives the PRE-update score (so the protocol never predicts
+    # twice).  y: +-1 (binary), class index (multiclass) or target (regression).  0 or -1.
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil
+    # Number of support vectors, or of features/weights for random-feature learners.
+    cdef Py_ssize_t model_size(self) noexcept nogil
+
+cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil

@@ -1,0 +1,298 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""LearnerCore: the compiled per-example interface and the single training loop.
+
+A learner implements ``predict_row`` and ``step`` (both ``noexcept nogil``) on one row given as
+``(data, indices, nnz)``; dense rows share one ``arange`` index buffer, so dense and sparse data
+take the same code path (a learner may add a dense fast path when ``nnz == n_features``).
+``run`` presents the rows of a CSR or dense matrix once, in order or through a permutation,
+without the GIL; the Python side is only touched at checkpoints (progress callback, Ctrl-C).
+"""
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+import numpy as np
+import scipy.sparse as sp
+
+TASK_NAMES = {TASK_BINARY: "binary", TASK_MULTICLASS: "multiclass", TASK_REGRESSION: "regression"}
+TASK_CODES = {v: k for k, v in TASK_NAMES.items()}
+
+cdef inline double now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil:
+    """ALGORITHMS.md §1.2: a margin <= 0 is a mistake (a score of exactly 0 counts)."""
+    cdef int c, yi
+    cdef double best
+    if task == TASK_BINARY:
+        return y * f[0] <= 0.0
+    yi = <int>y
+    best = -INFINITY
+    for c in range(C):
+        if c != yi and f[c] > best:
+            best = f[c]
+    return f[yi] - best <= 0.0
+
+
+class RowData:
+    """A matrix prepared for the compiled loop: CSR arrays, or a dense C-contiguous array."""
+
+    def __init__(self, X, n_features):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            if X.shape[1] > n_features:
+                raise ValueError(f"X has {X.shape[1]} features, but the model was set up for {n_features}")
+            if not X.has_sorted_indices:
+                X = X.sorted_indices()
+            self.dense = False
+            self.data = np.ascontiguousarray(X.data, dtype=np.float64)
+            self.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+            self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+            self.n_rows = X.shape[0]
+        else:
+            A = np.asarray(X)
+            if A.ndim != 2:
+                raise ValueError(f"X must be 2-D, got an array of shape {A.shape}")
+            if A.shape[1] > n_features:
+                raise ValueError(f"X has {A.shape[1]} features, but the model was set up for {n_features}")
+            self.dense = True
+            self.data = np.ascontiguousarray(A, dtype=np.float64)
+            self.indices = np.arange(A.shape[1], dtype=np.int32)
+            self.indptr = np.zeros(1, dtype=np.int64)
+            self.n_rows = A.shape[0]
+        if self.data.size and not np.all(np.isfinite(self.data)):
+            raise ValueError("X contains NaN or infinite values")
+
+
+cdef class LearnerCore:
+    """Base of every compiled learner core; subclasses override predict_row/step/model_size."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.n_threads = 1
+
+    def _setup(self, int n_features, int task, int n_outputs, int n_threads=1):
+        if n_features < 1:
+            raise ValueError(f"n_features must be >= 1, got {n_features}")
+        if task == TASK_MULTICLASS and n_outputs < 2:
+            raise ValueError("multiclass needs at least 2 classes")
+        self.n_features = n_features
+        self.task = task
+        self.n_outputs = n_outputs if task == TASK_MULTICLASS else 1
+        self.n_threads = max(1, n_threads)
+        self.n_seen = 0
+        buf = np.zeros(2 * self.n_outputs)
+        self.scratch_ = buf
+        cdef double[::1] v = buf
+        self.score_buf = &v[0]
+        self.grad_buf = &v[self.n_outputs]
+
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        return -1
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        return -1
+
+    cdef Py_ssize_t model_size(self) noexcept nogil:
+        return 0
+
+    def set_threads(self, int n):
+        """OpenMP threads for the parts of a step that are worth splitting (results never change)."""
+        self.n_threads = max(1, n)
+
+    @property
+    def size(self):
+        """Model size (support vectors or weights)."""
+        return self.model_size()
+
+    @property
+    def task_name(self):
+        return TASK_NAMES[self.task]
+
+    def run(self, rows, y, order=None, checkpoints=None, scores=None, callback=None):
+        """Present the rows once and learn from each after scoring it.
+
+        Parameters
+        ----------
+        rows : RowData
+        y : ndarray of float64, encoded targets (+-1, class index, or real)
+        order : ndarray of int64 or None
+            Row indices in presentation order (a permutation, or any selection); None = file order.
+        checkpoints : ndarray of int64 or None
+            Sorted 1-based example counts (within this call) at which to record progress.
+        scores : ndarray (n, n_outputs) of float64 or None
+            Receives the pre-update score of each presented example, in presentation order.
+        callback : callable or None
+            ``callback(n_done, n_mistakes, sq_error, model_size, seconds)`` at each checkpoint,
+            with the GIL held; may raise to stop.
+
+        Returns
+        -------
+        dict with ``n_mistakes``, ``sq_error``, ``seconds`` and, per checkpoint, ``cp_mistakes``,
+        ``cp_sq_error``, ``cp_size``, ``cp_seconds``.
+        """
+        cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+        cdef Py_ssize_t n = rows.n_rows if order is None else len(order)
+        if order is None and yv.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {yv.shape[0]} values")
+        cdef long long[::1] ordv
+        cdef const long long* ordp = NULL
+        if order is not None:
+            order = np.ascontiguousarray(order, dtype=np.int64)
+            if n and (order.min() < 0 or order.max() >= rows.n_rows):
+                raise ValueError("order holds row indices outside the data")
+            if yv.shape[0] != rows.n_rows:
+                raise ValueError(f"X has {rows.n_rows} rows but y has {yv.shape[0]} values")
+            ordv = order
+            if n:
+                ordp = &ordv[0]
+        if self.task == TASK_MULTICLASS and n:
+            yy = np.asarray(yv)
+            if yy.min() < 0 or yy.max() >= self.n_outputs or np.any(yy != np.floor(yy)):
+                raise ValueError("multiclass targets must be class indices 0..C-1")
+        cps = np.zeros(0, dtype=np.int64) if checkpoints is None else np.ascontiguousarray(checkpoints, dtype=np.int64)
+        cdef long long[::1] cpv = cps
+        cdef Py_ssize_t n_cp = cps.shape[0]
+        cp_mis = np.zeros(n_cp, dtype=np.int64); cp_sq = np.zeros(n_cp); cp_size = np.zeros(n_cp, dtype=np.int64); cp_sec = np.zeros(n_cp)
+        cdef long long[::1] cmv = cp_mis, csv = cp_size
+        cdef double[::1] cqv = cp_sq, ctv = cp_sec
+        cdef double[:, ::1] scv
+        cdef double* scp = NULL
+        if scores is not None:
+            if scores.shape[0] < n or scores.shape[1] != self.n_outputs:
+                raise ValueError("scores buffer has the wrong shape")
+            scv = scores
+            if n:
+                scp = &scv[0, 0]
+
+        cdef bint dense = rows.dense
+        cdef double[::1] data1
+        cdef double[:, ::1] data2
+        cdef const double* dp = NULL
+        cdef int[::1] iv = rows.indices
+        cdef long long[::1] pv = rows.indptr
+        cdef const int* ip = &iv[0] if iv.shape[0] else NULL
+        cdef const long long* pp = &pv[0]
+        cdef int d_in = 0
+        if dense:
+            data2 = rows.data
+            d_in = data2.shape[1]
+            if data2.shape[0] and d_in:
+                dp = &data2[0, 0]
+        else:
+            data1 = rows.data
+            if data1.shape[0]:
+                dp = &data1[0]
+
+        cdef Py_ssize_t t, i, k = 0
+        cdef long long next_cp = cpv[0] if n_cp else -1
+        cdef long long n_mis = 0
+        cdef double sq = 0.0, diff, t0, yi
+        cdef int C = self.n_outputs, c, status = 0, nnz
+        cdef const double* xr
+        cdef const int* xi
+        cdef double* f = self.score_buf
+        cdef bint stop = False, at_cp
+
+        t0 = now()
+        with nogil:
+            for t in range(n):
+                i = ordp[t] if ordp != NULL else t
+                if dense:
+                    xr = dp + i * d_in
+                    xi = ip
+                    nnz = d_in
+                else:
+                    xr = dp + pp[i]
+                    xi = ip + pp[i]
+                    nnz = <int>(pp[i + 1] - pp[i])
+                yi = yv[i]
+                status = self.step(xr, xi, nnz, yi, f)
+                if status != 0:
+                    break
+                self.n_seen += 1
+                if self.task == TASK_REGRESSION:
+                    diff = yi - f[0]
+                    sq += diff * diff
+                elif is_mistake(self.task, f, yi, C):
+                    n_mis += 1
+                if scp != NULL:
+                    for c in range(C):
+                        scp[t * C + c] = f[c]
+                at_cp = t + 1 == next_cp
+                if at_cp:
+                    cmv[k] = n_mis
+                    cqv[k] = sq
+                    csv[k] = self.model_size()
+                    ctv[k] = now() - t0
+                    k += 1
+                    next_cp = cpv[k] if k < n_cp else -1
+                if at_cp or (t & 8191) == 8191:
+                    with gil:
+                        if PyErr_CheckSignals() != 0:
+                            stop = True
+                        elif at_cp and callback is not None:
+                            callback(t + 1, n_mis, sq, self.model_size(), ctv[k - 1])
+                    if stop:
+                        break
+        seconds = now() - t0
+        if stop:
+            raise KeyboardInterrupt
+        if status != 0:
+            raise MemoryError("the learner could not allocate memory for its model")
+        return {"n_mistakes": int(n_mis), "sq_error": float(sq), "seconds": seconds, "n_done": int(t + 1 if n else 0),
+                "cp_mistakes": cp_mis[:k], "cp_sq_error": cp_sq[:k], "cp_size": cp_size[:k], "cp_seconds": cp_sec[:k]}
+
+    def decision_function(self, rows):
+        """Scores of every row with the current model, shape (n, n_outputs)."""
+        cdef Py_ssize_t n = rows.n_rows, i
+        out = np.zeros((n, self.n_outputs))
+        cdef double[:, ::1] ov = out
+        cdef bint dense = rows.dense
+        cdef double[::1] data1
+        cdef double[:, ::1] data2
+        cdef const double* dp = NULL
+        cdef int[::1] iv = rows.indices
+        cdef long long[::1] pv = rows.indptr
+        cdef const int* ip = &iv[0] if iv.shape[0] else NULL
+        cdef int d_in = 0, status = 0
+        if dense:
+            data2 = rows.data
+            d_in = data2.shape[1]
+            if data2.shape[0] and d_in:
+                dp = &data2[0, 0]
+        else:
+            data1 = rows.data
+            if data1.shape[0]:
+                dp = &data1[0]
+        with nogil:
+            for i in range(n):
+                if dense:
+                    status = self.predict_row(dp + i * d_in, ip, d_in, &ov[i, 0])
+                else:
+                    status = self.predict_row(dp + pv[i], ip + pv[i], <int>(pv[i + 1] - pv[i]), &ov[i, 0])
+                if status != 0:
+                    break
+        if status != 0:
+            raise MemoryError("the learner could not allocate scratch memory")
+        return out
+
+    # -- state for pickling and model files: plain dicts of numbers and arrays ----------------
+    def get_state(self):
+        return {"n_features": self.n_features, "task": self.task, "n_outputs": self.n_outputs,
+                "n_seen": self.n_seen, "n_threads": self.n_threads}
+
+    def set_state(self, state):
+        self._setup(int(state["n_features"]), int(state["task"]), int(state["n_outputs"]), int(state["n_threads"]))
+        self.n_seen = int(state["n_seen"])
+
+    def __reduce__(self):
+        return (_rebuild_core, (type(self), self.get_state()))
+
+
+def _rebuild_core(cls, state):
+    core = cls.__new__(cls)
+    core.set_state(state)
+    return core

@@ -1,0 +1,359 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""SupportSet, the growable support-vector store, and KernelCore, the base of kernel learners.
+
+A kernel expansion f(x) = sum_i alpha_i k(x_i, x) with the Gaussian kernel
+k(x, x') = exp(-gamma ||x - x'||^2) (ALGORITHMS.md §1.3).  SVs are stored densely (d doubles
+each) with cached squared norms, so a sparse query costs O(nnz) per SV (a gather) and a dense one
+a contiguous dot.  Coefficients carry one global scale (alpha_i = scale * coef_i), so shrinking
+every alpha (OGD's 1 - eta*lambda, BSGD's 1 - 1/t, Forgetron's phi) is O(1) (§1.1).  Removal
+moves the last slot into the hole; an insertion stamp per slot keeps the FIFO order for learners
+that remove the oldest SV.  Growth is geometric and happens inside the nogil step only when the
+store is full (bounded by the budget when there is one); failure is reported, never a crash.
+"""
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memcpy
+from cython.parallel cimport prange
+from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
+
+import numpy as np
+
+cdef double RENORM = 1e-100
+
+
+cdef double row_sqnorm(const double* x, int nnz) noexcept nogil:
+    """||x||^2 summed in index order with one accumulator (the kernel's sparse path relies on it)."""
+    cdef int k
+    cdef double s = 0.0
+    for k in range(nnz):
+        s += x[k] * x[k]
+    return s
+
+
+cdef class SupportSet:
+    """Dense support-vector store with a kernel row and block-parallel kernel sums.
+
+    Parameters
+    ----------
+    d : int, input dimension.
+    C : int, coefficients per SV (1 for binary/regression, classes for multiclass).
+    gamma : float, kernel width.
+    budget : int, maximum number of SVs (-1 for none); memory is preallocated up to it.
+    n_threads : int, OpenMP threads for the kernel sum (results do not depend on it).
+    """
+
+    def __cinit__(self, int d, int C, double gamma, Py_ssize_t budget=-1, int n_threads=1):
+        if d < 1 or C < 1:
+            raise ValueError("SupportSet needs d >= 1 and C >= 1")
+        if not gamma > 0:
+            raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        self.d = d
+        self.C = C
+        self.gamma = gamma
+        self.budget = budget
+        self.scale = 1.0
+        self.n_threads = max(1, n_threads)
+        self.par_threshold = 32768
+        self.n = 0
+        self.cap = 0
+        self.clock = 0
+        initial = 64 if budget < 0 else budget
+        if self.reserve(max(1, initial)) != 0:
+            raise MemoryError(f"cannot allocate a support set of {initial} vectors of dimension {d}")
+
+    def __dealloc__(self):
+        free(self.X); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
+
+    cdef int reserve(self, Py_ssize_t cap) noexcept nogil:
+        """Grow storage to at least cap slots (capped by the budget). 0 on success."""
+        cdef Py_ssize_t nb
+        cdef void* p
+        if self.budget >= 0 and cap > self.budget:
+            cap = self.budget
+        if cap <= self.cap:
+            return 0 if cap >= 1 or self.cap >= 1 else -1
+        nb = (cap + SV_BLOCK - 1) // SV_BLOCK
+        p = realloc(self.X, cap * self.d * sizeof(double))
+        if p == NULL: return -1
+        self.X = <double*>p
+        p = realloc(self.sqn, cap * sizeof(double))
+        if p == NULL: return -1
+        self.sqn = <double*>p
+        p = realloc(self.coef, cap * self.C * sizeof(double))
+        if p == NULL: return -1
+        self.coef = <double*>p
+        p = realloc(self.stamp, cap * sizeof(long long))
+        if p == NULL: return -1
+        self.stamp = <long long*>p
+        p = realloc(self.k, cap * sizeof(double))
+        if p == NULL: return -1
+        self.k = <double*>p
+        p = realloc(self.part, nb * self.C * sizeof(double))
+        if p == NULL: return -1
+        self.part = <double*>p
+        self.cap = cap
+        return 0
+
+    cdef Py_ssize_t append(self, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
+        """Add SV x with true coefficients alpha[0:C]; returns its slot, or -1 if full/no memory."""
+        cdef Py_ssize_t i = self.n
+        cdef int kk, c
+        cdef double* row
+        if i == self.cap:
+            if self.budget >= 0 and i >= self.budget:
+                return -1
+            if self.reserve(2 * self.cap if self.cap else 64) != 0:
+                return -1
+        row = self.X + i * self.d
+        memset(row, 0, self.d * sizeof(double))
+        for kk in range(nnz):
+            row[idx[kk]] = x[kk]
+        self.sqn[i] = xsq
+        for c in range(self.C):
+            self.coef[i * self.C + c] = alpha[c] / self.scale
+        self.stamp[i] = self.clock
+        self.clock += 1
+        self.n += 1
+        return i
+
+    cdef void remove(self, Py_ssize_t i) noexcept nogil:
+        """Delete slot i by moving the last SV into it (O(d + C))."""
+        cdef Py_ssize_t last = self.n - 1
+        if i != last:
+            memcpy(self.X + i * self.d, self.X + last * self.d, self.d * sizeof(double))
+            memcpy(self.coef + i * self.C, self.coef + last * self.C, self.C * sizeof(double))
+            self.sqn[i] = self.sqn[last]
+            self.stamp[i] = self.stamp[last]
+            self.k[i] = self.k[last]
+        self.n = last
+
+    cdef Py_ssize_t oldest(self) noexcept nogil:
+        """Slot of the SV inserted first among those present (-1 if empty)."""
+        cdef Py_ssize_t i, best = -1
+        for i in range(self.n):
+            if best < 0 or self.stamp[i] < self.stamp[best]:
+                best = i
+        return best
+
+    cdef void shrink(self, double c) noexcept nogil:
+        """alpha_i <- c * alpha_i for every SV, in O(1) (renormalising when the scale underflows)."""
+        cdef Py_ssize_t i
+        if c == 0.0:
+            memset(self.coef, 0, self.n * self.C * sizeof(double))
+            self.scale = 1.0
+            return
+        self.scale *= c
+        if -RENORM < self.scale < RENORM:
+            for i in range(self.n * self.C):
+                self.coef[i] *= self.scale
+            self.scale = 1.0
+
+    cdef void add_coef(self, Py_ssize_t i, const double* delta) noexcept nogil:
+        """alpha_i += delta[0:C]."""
+        cdef int c
+        for c in range(self.C):
+            self.coef[i * self.C + c] += delta[c] / self.scale
+
+    cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil:
+        return self.scale * self.coef[i * self.C + c]
+
+    cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """k(x_i, x_j) between two stored SVs."""
+        return ok_exp_scalar(-self.gamma * ok_sqdist(self.X + i * self.d, self.X + j * self.d, self.d))
+
+    cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
+        """Kernel values of SVs [b*SV_BLOCK, ...) into self.k, and their partial score."""
+        cdef Py_ssize_t lo = b * SV_BLOCK, hi = lo + SV_BLOCK, i
+        cdef int kk, c, C = self.C, d = self.d
+        cdef double dist, part, t, sk
+        cdef const double* row
+        cdef double* out
+        if hi > self.n:
+            hi = self.n
+        for i in range(lo, hi):
+            row = self.X + i * d
+            if nnz == d:
+                dist = ok_sqdist(x, row, d)   # dense query: exact differences
+            else:
+                # sparse query against a dense SV: exact differences on the query's support plus
+                # the SV's mass outside it (sqn minus its mass on the support).  Both sums run in
+                # index order with one accumulator, like row_sqnorm, so an SV whose support lies
+                # inside the query's (a duplicate above all) leaves exactly 0, and k(x, x) = 1.
+                dist = 0.0
+                part = 0.0
+                for kk in range(nnz):
+                    sk = row[idx[kk]]
+                    part += sk * sk
+                    t = x[kk] - sk
+                    dist += t * t
+                t = self.sqn[i] - part
+                if t > 0.0:
+                    dist += t
+            self.k[i] = -self.gamma * dist
+        ok_vexp(self.k + lo, self.k + lo, <int>(hi - lo))
+        if not want_scores:
+            return
+        out = self.part + b * C
+        if C == 1:
+            out[0] = ok_dot(self.coef + lo, self.k + lo, <int>(hi - lo))
+        else:
+            for c in range(C):
+                out[c] = 0.0
+            for i in range(lo, hi):
+                for c in range(C):
+                    out[c] += self.coef[i * C + c] * self.k[i]
+
+    cdef void _blocks(self, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
+        cdef Py_ssize_t nb = (self.n + SV_BLOCK - 1) // SV_BLOCK, b
+        if self.n_threads > 1 and nb > 1 and self.n * (nnz + 8) >= self.par_threshold:
+            for b in prange(nb, num_threads=self.n_threads, schedule="static"):
+                self._block(b, x, idx, nnz, xsq, want_scores)
+        else:
+            for b in range(nb):
+                self._block(b, x, idx, nnz, xsq, want_scores)
+
+    cdef void kernel_row(self, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
+        """self.k[i] = k(x_i, x) for every SV."""
+        self._blocks(x, idx, nnz, xsq, False)
+
+    cdef void predict(self, const double* x, const int* idx, int nnz, double xsq, double* out) noexcept nogil:
+        """out[c] = sum_i alpha_ic k(x_i, x); also leaves the kernel row in self.k."""
+        cdef Py_ssize_t nb = (self.n + SV_BLOCK - 1) // SV_BLOCK, b
+        cdef int c
+        for c in range(self.C):
+            out[c] = 0.0
+        if self.n == 0:
+            return
+        self._blocks(x, idx, nnz, xsq, True)
+        for b in range(nb):
+            for c in range(self.C):
+                out[c] += self.part[b * self.C + c]
+        for c in range(self.C):
+            out[c] *= self.scale
+
+    # -- Python access ----------------------------------------------------------------------
+    @property
+    def support_vectors(self):
+        """(n, d) array of the SVs, in slot order."""
+        out = np.empty((self.n, self.d))
+        cdef double[:, ::1] ov = out
+        if self.n:
+            memcpy(&ov[0, 0], self.X, self.n * self.d * sizeof(double))
+        return out
+
+    @property
+    def coefficients(self):
+        """(n, C) array of the true coefficients alpha (scale applied)."""
+        cdef Py_ssize_t i
+        out = np.empty((self.n, self.C))
+        cdef double[:, ::1] ov = out
+        for i in range(self.n * self.C):
+            ov[i // self.C, i % self.C] = self.scale * self.coef[i]
+        return out
+
+    @property
+    def insertion_order(self):
+        """Slots sorted from oldest to newest SV."""
+        st = np.array([self.stamp[i] for i in range(self.n)], dtype=np.int64)
+        return np.argsort(st, kind="stable")
+
+    def kernel_values(self, x):
+        """k(x_i, x) for a dense query x (tests)."""
+        cdef double[::1] xv = np.ascontiguousarray(x, dtype=np.float64)
+        if xv.shape[0] != self.d:
+            raise ValueError("query has the wrong dimension")
+        idx = np.arange(self.d, dtype=np.int32)
+        cdef int[::1] iv = idx
+        if self.n:
+            self.kernel_row(&xv[0], &iv[0], self.d, row_sqnorm(&xv[0], self.d))
+        return np.array([self.k[i] for i in range(self.n)])
+
+    def get_state(self):
+        cdef Py_ssize_t i
+        X = self.support_vectors
+        coef = np.array([self.coef[i] for i in range(self.n * self.C)]).reshape(self.n, self.C)
+        stamp = np.array([self.stamp[i] for i in range(self.n)], dtype=np.int64)
+        sqn = np.array([self.sqn[i] for i in range(self.n)])
+        return {"d": self.d, "C": self.C, "gamma": self.gamma, "budget": self.budget, "n_threads": self.n_threads,
+                "scale": self.scale, "clock": self.clock, "X": X, "coef": coef, "stamp": stamp, "sqn": sqn}
+
+    def set_state(self, st):
+        cdef Py_ssize_t i, n = np.asarray(st["X"]).shape[0]
+        if np.asarray(st["X"]).shape != (n, self.d) or np.asarray(st["coef"]).shape != (n, self.C) \
+                or np.asarray(st["stamp"]).shape != (n,) or np.asarray(st["sqn"]).shape != (n,):
+            raise ValueError("support set arrays have inconsistent shapes")
+        if self.budget >= 0 and n > self.budget:
+            raise ValueError("support set holds more vectors than its budget")
+        cdef double[:, ::1] Xv = np.ascontiguousarray(st["X"], dtype=np.float64).reshape(n, self.d)
+        cdef double[:, ::1] cv = np.ascontiguousarray(st["coef"], dtype=np.float64).reshape(n, self.C)
+        cdef long long[::1] sv = np.ascontiguousarray(st["stamp"], dtype=np.int64)
+        cdef double[::1] qv = np.ascontiguousarray(st["sqn"], dtype=np.float64)
+        if self.reserve(max(n, 1)) != 0 or (n > self.cap):
+            raise MemoryError("cannot allocate the support set")
+        for i in range(n):
+            memcpy(self.X + i * self.d, &Xv[i, 0], self.d * sizeof(double))
+            memcpy(self.coef + i * self.C, &cv[i, 0], self.C * sizeof(double))
+            self.stamp[i] = sv[i]
+            self.sqn[i] = qv[i]
+        self.n = n
+        self.scale = float(st["scale"])
+        self.clock = int(st["clock"])
+
+    def __reduce__(self):
+        return (_rebuild_support, (self.get_state(),))
+
+
+def _rebuild_support(st):
+    s = SupportSet(int(st["d"]), int(st["C"]), float(st["gamma"]), int(st["budget"]), int(st["n_threads"]))
+    s.set_state(st)
+    return s
+
+
+cdef inline double ok_exp_scalar(double v) noexcept nogil:
+    # one value through the same vector routine as the kernel rows, so k(x_i, x_j) computed
+    # here matches the value a query would get bit for bit
+    cdef double out
+    ok_vexp(&v, &out, 1)
+    return out
+
+
+cdef class KernelCore(LearnerCore):
+    """Base of learners whose model is a kernel expansion held in a SupportSet."""
+
+    def _setup_kernel(self, int n_features, int task, int n_outputs, double gamma, Py_ssize_t budget=-1, int n_threads=1):
+        self._setup(n_features, task, n_outputs, n_threads)
+        self.gamma = gamma
+        self.sv = SupportSet(n_features, self.n_outputs, gamma, budget, self.n_threads)
+
+    cdef void kernel_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        """Score x (and leave k(x_i, x) in self.sv.k and ||x||^2 in self.xsq)."""
+        self.xsq = row_sqnorm(x, nnz)
+        self.sv.predict(x, idx, nnz, self.xsq, out)
+
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        self.kernel_scores(x, idx, nnz, out)
+        return 0
+
+    cdef Py_ssize_t model_size(self) noexcept nogil:
+        return self.sv.n
+
+    @property
+    def n_threads_(self):
+        return self.n_threads
+
+    def set_threads(self, int n):
+        self.n_threads = max(1, n)
+        self.sv.n_threads = self.n_threads
+
+    def get_state(self):
+        st = LearnerCore.get_state(self)
+        st["gamma"] = self.gamma
+        st["sv"] = self.sv.get_state()
+        return st
+
+    def set_state(self, st):
+        LearnerCore.set_state(self, st)
+        self.gamma = float(st["gamma"])
+        sv = _rebuild_support(st["sv"])
+        if sv.d != self.n_features or sv.C != self.n_outputs:
+            raise ValueError("support set dimensions do not match the learner")
+        self.sv = sv

@@ -1,0 +1,9 @@
+# Declarations of include/ok_vmath.h: dispatched dot/axpy and vectorised cos/sin/exp.
+cdef extern from "ok_vmath.h" nogil:
+    int ok_simd_level()
+    int ok_vector_math()
+    double ok_dot(const double* a, const double* b, int n)
+    double ok_sqdist(const double* a, const double* b, int n)
+    void ok_axpy(int n, double alpha, const double* x, double* y)
+    void ok_vcossin(const double* a, double* c, double* s, int n)
+    void ok_vexp(const double* a, double* out, int n)
