@@ -1,0 +1,31 @@
+"""onlinekern: compiled online kernel learning.
+
+Learners share one API (scikit-learn conventions) over compiled cores; ``run_online`` measures
+the online mistake rate or RMSE the papers report; ``load_libsvm`` reads LIBSVM files fast.
+"""
+__version__ = "0.1.0"
+
+try:
+    from onlinekern._core import learner as _compiled  # noqa: F401
+except ImportError as _exc:  # a source tree whose extensions were never built
+    import os as _os
+    raise ImportError(
+        f"onlinekern's compiled extensions are not built in {_os.path.dirname(__file__)}: run "
+        "'pip install -e .' in the source tree, or import onlinekern from outside it after 'pip install .'"
+    ) from _exc
+
+from onlinekern._core.features import RandomFourierMap
+from onlinekern.base import NotFittedError, OnlineLearner
+from onlinekern.io import LibsvmFormatError, load_libsvm, save_libsvm, stream_libsvm
+from onlinekern.io.model import ModelFormatError, load_model, save_model
+from onlinekern.kernels import median_gamma
+from onlinekern.learners import FOGD, KernelOGD, Perceptron
+from onlinekern.protocol import OnlineResult, default_checkpoints, run_online
+from onlinekern.registry import available_learners, make_learner
+
+__all__ = [
+    "FOGD", "KernelOGD", "LibsvmFormatError", "ModelFormatError", "NotFittedError", "OnlineLearner", "OnlineResult",
+    "Perceptron", "RandomFourierMap", "available_learners", "default_checkpoints", "load_libsvm",
+    "load_model", "make_learner", "median_gamma", "run_online", "save_libsvm", "save_model",
+    "stream_libsvm",
+]

@@ -1,0 +1,131 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""FOGD, Fourier Online Gradient Descent (Lu, Hoi, Wang, Zhao & Liu, JMLR 17, 2016), §3.9.
+
+1. z = z(x_t); f = w^T z; record; g = l'(f, y_t).
+2. w <- (1 - eta lambda) w - eta g z   (multiclass: w_c <- (1 - eta lambda) w_c - eta g_c z).
+With ``average`` the step-averaged w (mean of w after each step) is used for prediction after
+training (the online scores are always those of the current w).
+"""
+from onlinekern._core.features cimport FeatureCore
+from onlinekern._core.losses cimport TaskLoss
+
+import numpy as np
+from onlinekern.base import FeatureLearner
+from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
+
+
+cdef class FOGDCore(FeatureCore):
+    cdef public double eta, lam
+    cdef public TaskLoss loss
+    cdef public bint average
+    cdef object avg_               # (C, 2D) sum of w after each step, when averaging
+    cdef double* avg
+    cdef public long long n_avg
+
+    def _setup_average(self, bint average):
+        self.average = average
+        self.avg_ = np.zeros((self.n_outputs, self.F2))
+        cdef double[:, ::1] v = self.avg_
+        self.avg = &v[0, 0]
+        self.n_avg = 0
+
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        cdef int c
+        cdef Py_ssize_t j
+        self.fmap.features(x, idx, nnz, NULL)
+        if self.average and self.n_avg > 0:
+            for c in range(self.n_outputs):
+                out[c] = 0.0
+                for j in range(self.F2):
+                    out[c] += self.avg[c * self.F2 + j] * self.fmap.cs[j]
+                out[c] *= self.fmap.norm / self.n_avg
+        else:
+            self.weight_scores(out)
+        return 0
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        cdef double* g = self.grad_buf
+        cdef int c
+        cdef Py_ssize_t j
+        self.fmap.features(x, idx, nnz, NULL)
+        self.weight_scores(out)
+        self.loss.grad(out, y, self.n_outputs, g)
+        if self.lam > 0.0:
+            self.weight_shrink(1.0 - self.eta * self.lam)
+        for c in range(self.n_outputs):
+            if g[c] != 0.0:
+                self.weight_step(c, -self.eta * g[c])
+        if self.average:
+            for j in range(self.n_outputs * self.F2):
+                self.avg[j] += self.wscale * self.W[j]
+            self.n_avg += 1
+        return 0
+
+    def get_state(self):
+        st = FeatureCore.get_state(self)
+        st.update(eta=self.eta, lam=self.lam, average=int(self.average), avg=np.array(self.avg_), n_avg=self.n_avg,
+                  loss=self.loss.spec)
+        return st
+
+    def set_state(self, st):
+        FeatureCore.set_state(self, st)
+        self.eta, self.lam = float(st["eta"]), float(st["lam"])
+        self._setup_average(bool(st["average"]))
+        self.avg_[...] = np.asarray(st["avg"]).reshape(self.avg_.shape)
+        self.n_avg = int(st["n_avg"])
+        self.loss = task_loss(st["loss"], self.task)
+
+
+class FOGD(FeatureLearner):
+    """Fourier online gradient descent: linear OGD on paired random Fourier features.
+
+    Lu, Hoi, Wang, Zhao & Liu, "Large scale online kernel learning", JMLR 17(47), 2016.
+    ALGORITHMS.md §3.9.  z(x) = D^{-1/2}[cos Omega^T x; sin Omega^T x], Omega = sqrt(2 gamma) E.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of frequencies D (2D weights) (400).
+    gamma : float, 'median' or None
+        Kernel width; None = 1/n_features.
+    eta : float
+        Step size in the scaled-feature convention (0.4; LSOKL's eta_ref corresponds to D*eta_ref).
+    lam : float
+        L2 regularisation (0).
+    loss : str
+        Any loss of onlinekern.losses (hinge default); multiclass: hinge, logistic, softmax.
+    epsilon, huber_delta, quantile : float
+        Loss parameters.
+    average : bool
+        Predict after training with the step-averaged weights.
+    seed : int
+        Decides E (FEATURES stream) and the median heuristic.
+    n_threads : int or None
+    """
+
+    family = "fogd"
+    losses = ALL_LOSSES
+    summary = "Fourier online gradient descent: linear OGD on D random Fourier features"
+    paper = "Lu, Hoi, Wang, Zhao & Liu, JMLR 2016"
+
+    def __init__(self, n_components=400, gamma=None, eta=0.4, lam=0.0, loss="hinge", epsilon=0.1,
+                 huber_delta=1.0, quantile=0.5, average=False, seed=0, n_threads=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.eta = eta
+        self.lam = lam
+        self.loss = loss
+        self.epsilon = epsilon
+        self.huber_delta = huber_delta
+        self.quantile = quantile
+        self.average = average
+        self.seed = seed
+        self.n_threads = n_threads
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        core = FOGDCore()
+        core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None, self._n_threads())
+        core.eta, core.lam = float(self.eta), float(self.lam)
+        core._setup_average(bool(self.average))
+        core.loss = learner_loss(self, task)
+        return core

@@ -1,0 +1,105 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Kernel OGD / NORMA (Kivinen, Smola & Williamson, IEEE TSP 52(8), 2004), ALGORITHMS.md §3.2.
+
+1. f = f_t(x_t); record; g = l'(f, y_t) (a vector for multiclass).
+2. alpha_i <- (1 - eta lambda) alpha_i for every SV  (O(1) through the SupportSet scale).
+3. If g != 0: append (x_t, -eta g).
+"""
+from onlinekern._core.learner cimport TASK_MULTICLASS
+from onlinekern._core.support cimport KernelCore
+from onlinekern._core.losses cimport TaskLoss
+
+from onlinekern._core.losses import TaskLoss as PyTaskLoss
+from onlinekern.base import KernelLearner
+
+ALL_LOSSES = ("hinge", "logistic", "squared-hinge", "squared", "absolute", "epsilon-insensitive", "huber", "quantile", "softmax")
+
+
+cdef class OGDCore(KernelCore):
+    cdef public double eta, lam
+    cdef public TaskLoss loss
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        cdef double* g = self.grad_buf
+        cdef int c
+        cdef bint nonzero = False
+        self.kernel_scores(x, idx, nnz, out)
+        self.loss.grad(out, y, self.n_outputs, g)
+        if self.lam > 0.0:
+            self.sv.shrink(1.0 - self.eta * self.lam)
+        for c in range(self.n_outputs):
+            nonzero = nonzero or g[c] != 0.0
+            g[c] = -self.eta * g[c]
+        if not nonzero:
+            return 0
+        return 0 if self.sv.append(x, idx, nnz, self.xsq, g) >= 0 else -1
+
+    def get_state(self):
+        st = KernelCore.get_state(self)
+        st.update(eta=self.eta, lam=self.lam, loss=self.loss.spec)
+        return st
+
+    def set_state(self, st):
+        KernelCore.set_state(self, st)
+        self.eta, self.lam = float(st["eta"]), float(st["lam"])
+        self.loss = task_loss(st["loss"], self.task)
+
+
+def learner_loss(learner, int task):
+    """The TaskLoss for a learner's ``loss`` and loss parameters on ``task``."""
+    return PyTaskLoss(learner.loss, task == TASK_MULTICLASS, learner.epsilon, learner.huber_delta, learner.quantile)
+
+
+def task_loss(spec, int task):
+    """Rebuild a TaskLoss from its spec dict (checked against the core's task)."""
+    if bool(spec["multiclass"]) != (task == TASK_MULTICLASS):
+        raise ValueError("the loss does not match the learner's task")
+    return PyTaskLoss(spec["name"], spec["multiclass"], spec["epsilon"], spec["huber_delta"], spec["quantile"])
+
+
+class KernelOGD(KernelLearner):
+    """Kernel online gradient descent (NORMA) with the Gaussian kernel, unbounded.
+
+    Kivinen, Smola & Williamson, "Online learning with kernels", IEEE TSP 52(8), 2004.
+    ALGORITHMS.md §3.2.
+
+    Parameters
+    ----------
+    gamma : float, 'median' or None
+        Kernel width; None = 1/n_features.
+    eta : float
+        Step size (0.2).
+    lam : float
+        L2 regularisation: every step shrinks all coefficients by 1 - eta*lam (0).
+    loss : str
+        hinge (default), logistic, squared-hinge; squared, absolute, epsilon-insensitive, huber,
+        quantile (regression); multiclass: hinge (Crammer–Singer), logistic, softmax.
+    epsilon, huber_delta, quantile : float
+        Parameters of the epsilon-insensitive, Huber and quantile losses.
+    seed : int
+    n_threads : int or None
+    """
+
+    family = "ogd"
+    losses = ALL_LOSSES
+    summary = "kernel online gradient descent (NORMA): a new SV whenever the loss has a gradient"
+    paper = "Kivinen, Smola & Williamson, IEEE TSP 2004"
+
+    def __init__(self, gamma=None, eta=0.2, lam=0.0, loss="hinge", epsilon=0.1, huber_delta=1.0,
+                 quantile=0.5, seed=0, n_threads=None):
+        self.gamma = gamma
+        self.eta = eta
+        self.lam = lam
+        self.loss = loss
+        self.epsilon = epsilon
+        self.huber_delta = huber_delta
+        self.quantile = quantile
+        self.seed = seed
+        self.n_threads = n_threads
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        core = OGDCore()
+        core._setup_kernel(n_features, task, n_outputs, gamma, -1, self._n_threads())
+        core.eta, core.lam = float(self.eta), float(self.lam)
+        core.loss = learner_loss(self, task)
+        return core
