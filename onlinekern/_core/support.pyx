@@ -52,7 +52,7 @@ cdef class SupportSet:
         self.budget = budget
         self.scale = 1.0
         self.n_threads = max(1, n_threads)
-        self.par_threshold = 32768
+        self.par_threshold = 16384      # measured by tools/bench_threads.py (BENCHMARKS.md)
         self.n = 0
         self.cap = 0
         self.clock = 0
