@@ -17,7 +17,7 @@ import joblib
 import numpy as np
 import scipy.sparse as sp
 
-from onlinekern._core.learner import TASK_CODES, TASK_NAMES, RowData
+from onlinekern._core.learner import TASK_CODES, RowData
 from onlinekern._core.losses import canonical_loss, loss_task
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
@@ -56,6 +56,12 @@ def _seed(name, v):
     check_seed(v)
 
 
+def _gamma(name, v):
+    if v is None or (isinstance(v, str) and v.strip().lower() == "median"):
+        return
+    resolve_gamma(v, None)
+
+
 # Checks by parameter name, shared by every learner that has the parameter.
 PARAM_CHECKS = {
     "eta": _positive,
@@ -67,6 +73,7 @@ PARAM_CHECKS = {
     "budget": _positive_int,
     "seed": _seed,
     "n_threads": _threads,
+    "gamma": _gamma,
 }
 
 

@@ -1,0 +1,802 @@
+"""The option grammar and output helpers shared by onlinekern's command-line tools.
+
+``train`` (and the later ``predict``, ``sweep`` and ``report``) build their options here, so every
+tool spells a hyper-parameter the same way:
+
+* **Learner options are generated from the learner classes.**  Every ``__init__`` parameter of
+  every registered learner (``cls._get_param_names()``) becomes ``--name-with-dashes``; the table
+  :data:`PARAMS` adds the LIBSVM / LSOKL-style short aliases (``-g`` gamma, ``-e`` eta,
+  ``-D`` n_components, ``-B`` budget, ``-s`` seed, ``-j`` n_threads), extra long names
+  (``--lambda`` for ``lam``), help texts and value parsers for the names it knows.  A parameter
+  the table does not know still gets an option: its parser is inferred from the ``__init__``
+  default's type and its help comes from the class docstring (numpydoc ``Parameters``), so a new
+  learner needs no edit here.
+* **Values are parsed, not validated, here**: the learner's own ``_validate_params`` stays the one
+  place that decides what is legal; tools call it before loading data.
+* **Errors map to exit codes**: :class:`UsageError` → 2, :class:`DataError`, a
+  :class:`~onlinekern.LibsvmFormatError` or a file that cannot be read/written → 1, Ctrl-C → 130;
+  each prints one line ``PROG: error: ...`` and no traceback (:func:`run_tool`).
+* **Output helpers**: :class:`Progress` (a one-line bar on a terminal, VW-style lines at the
+  doubling checkpoints otherwise), :func:`summary_line` (the final ``mistake rate 3.41% ± 0.05
+  over 10 runs, ...`` line), :func:`write_json` (atomic).
+"""
+import argparse
+import difflib
+import inspect
+import json
+import math
+import numbers
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from onlinekern.io import LibsvmFormatError, load_libsvm
+
+EXIT_OK = 0
+EXIT_DATA = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPT = 130
+
+
+class UsageError(Exception):
+    """Bad command line: unknown option or algorithm, option not applicable, invalid value (exit 2)."""
+
+
+class DataError(Exception):
+    """Input data that cannot be used: unreadable file, labels unsuitable for the task (exit 1)."""
+
+
+# ---- value parsers ------------------------------------------------------------------------------
+# Each takes the option's text and returns the Python value, raising argparse.ArgumentTypeError
+# with a short reason (argparse prefixes "argument --name:").
+
+_NONE_WORDS = ("none", "auto", "default")
+
+
+def parse_float(text):
+    """A real number (``1e-3``, ``0.5``)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def parse_int(text):
+    """An integer; integral floats such as ``1e3`` are accepted."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if math.isfinite(v) and v == int(v):
+        return int(v)
+    raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+
+
+def parse_optional_int(text):
+    """An integer, or ``none``/``auto`` for the learner's automatic choice (None)."""
+    if text.strip().lower() in _NONE_WORDS + ("all",):
+        return None
+    return parse_int(text)
+
+
+def parse_gamma(text):
+    """A positive number, ``median`` (median heuristic), or ``none``/``auto`` (1/n_features)."""
+    key = text.strip().lower()
+    if key == "median":
+        return "median"
+    if key in _NONE_WORDS:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'median', got {text!r}") from None
+
+
+def parse_loss(text):
+    """A loss name or alias (``hinge``, ``logit``, ``eps``, ...), returned in canonical form."""
+    from onlinekern._core.losses import canonical_loss
+    try:
+        return canonical_loss(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_task(text):
+    """``classification`` (also ``binary``, ``multiclass``) or ``regression``."""
+    key = text.strip().lower()
+    if key in ("classification", "binary", "multiclass", "class", "c"):
+        return "classification"
+    if key in ("regression", "reg", "r"):
+        return "regression"
+    raise argparse.ArgumentTypeError(f"expected 'classification' or 'regression', got {text!r}")
+
+
+def parse_str(text):
+    return text
+
+
+def parse_auto(text):
+    """Generic value: ``none`` → None, else an int, a float, or the text itself."""
+    key = text.strip().lower()
+    if key in ("none", "null"):
+        return None
+    if key in ("true", "yes", "on"):
+        return True
+    if key in ("false", "no", "off"):
+        return False
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+FLAG = "flag"   # marker parser: a boolean switch --name / --no-name
+
+
+# ---- the parameter table ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """How one hyper-parameter appears on the command line.
+
+    short : one-letter alias (``-g``) or None;  aliases : extra long options (``--lambda``);
+    help : text (the default is appended automatically);  parse : value parser, :data:`FLAG`, or
+    None (infer from the default);  metavar : placeholder;  none_means : how to show a None default.
+    """
+
+    short: object = None
+    aliases: tuple = ()
+    help: str = ""
+    parse: object = None
+    metavar: object = None
+    none_means: str = "none"
+
+
+# parameter name -> ParamSpec.  Names not listed here still get an option (generic fallback).
+PARAMS = {
+    "gamma": ParamSpec("-g", (), "kernel width g of exp(-g ||x - x'||^2): a positive number, "
+                       "'median' (median heuristic) or 'none' (1/n_features)", parse_gamma, "G",
+                       "1/n_features"),
+    "eta": ParamSpec("-e", (), "step size (learning rate)", parse_float, "ETA"),
+    "lam": ParamSpec(None, ("--lambda",), "L2 regularisation lambda (every step shrinks the model "
+                     "by 1 - eta*lambda)", parse_float, "LAMBDA"),
+    "loss": ParamSpec(None, (), "loss: hinge, logistic (logit), squared-hinge (sqhinge), softmax; "
+                      "regression: squared (l2), absolute (l1), epsilon-insensitive (eps), huber, "
+                      "quantile", parse_loss, "LOSS"),
+    "epsilon": ParamSpec(None, (), "width of the epsilon-insensitive tube (regression)", parse_float, "EPS"),
+    "huber_delta": ParamSpec(None, (), "threshold delta of the Huber loss", parse_float, "DELTA"),
+    "quantile": ParamSpec(None, (), "level tau in (0, 1) of the quantile (pinball) loss", parse_float, "TAU"),
+    "n_components": ParamSpec("-D", (), "number D of random Fourier frequencies (2D weights)",
+                              parse_int, "D"),
+    "budget": ParamSpec("-B", (), "budget: maximum number of support vectors", parse_optional_int, "B"),
+    "average": ParamSpec(None, (), "predict after training with the step-averaged weights", FLAG),
+    "task": ParamSpec(None, (), "'classification' or 'regression' (learners without a loss)",
+                      parse_task, "TASK"),
+    "n_threads": ParamSpec("-j", (), "threads for the compiled loops ('auto': all cores)",
+                           parse_optional_int, "N", "all cores"),
+    "seed": ParamSpec("-s", (), "the one seed behind everything random: data permutations, "
+                      "random features, sampling choices", parse_int, "S"),
+    "median_scale": ParamSpec(None, (), "c in sigma = c * median distance (with --gamma median)",
+                              parse_float, "C"),
+    "rank": ParamSpec(None, (), "Nystrom rank k", parse_int, "K"),
+    "eta_linear": ParamSpec(None, (), "step size of the linear phase", parse_float, "ETA"),
+    "k_merge": ParamSpec(None, (), "support vectors moved per maintenance step", parse_int, "K"),
+    "maintenance": ParamSpec(None, (), "budget maintenance strategy", parse_str, "RULE"),
+    "merge_tol": ParamSpec(None, (), "golden-section tolerance of merging", parse_float, "TOL"),
+    "coef_bound": ParamSpec(None, (), "bound on |alpha_i| after removal (in units of eta)",
+                            parse_float, "C"),
+    "sampling": ParamSpec(None, (), "'uniform' or 'nonuniform' removal sampling", parse_str, "RULE"),
+    "proj_eta": ParamSpec(None, (), "projection threshold on delta", parse_float, "ETA"),
+    "margin_rule": ParamSpec(None, (), "margin-update rule", parse_str, "RULE"),
+    "batch_size": ParamSpec(None, (), "examples per mini-batch", parse_int, "B"),
+    "block_size": ParamSpec(None, (), "new random frequencies per iteration", parse_int, "F"),
+    "nu": ParamSpec(None, (), "regularisation nu", parse_float, "NU"),
+    "theta": ParamSpec(None, (), "step-size scale theta of theta/(i + t0)", parse_float, "THETA"),
+    "t0": ParamSpec(None, (), "step-size offset t0 of theta/(i + t0)", parse_float, "T0"),
+    "eta_gamma": ParamSpec(None, (), "step size of the log-bandwidths", parse_float, "ETA"),
+    "norm_bound": ParamSpec(None, (), "radius of the competitor ball", parse_float, "B"),
+    "n_samples": ParamSpec(None, (), "estimator samples per prediction", parse_int, "M"),
+    "horizon": ParamSpec(None, (), "stream length T used to set the step size", parse_optional_int, "T"),
+}
+
+def known_param_options():
+    """Every option string of the table :data:`PARAMS` (``-B``, ``--budget``, ...)."""
+    out = set()
+    for name, spec in PARAMS.items():
+        out.add(option_name(name))
+        out.update(spec.aliases)
+        if spec.short:
+            out.add(spec.short)
+        if spec.parse is FLAG:
+            out.add("--no-" + name.replace("_", "-"))
+    return out
+
+
+# What the tools treat specially: these options exist for every algorithm.
+ALWAYS_ALLOWED = ("seed",)
+
+
+def option_name(param):
+    """``n_components`` -> ``--n-components``."""
+    return "--" + param.replace("_", "-")
+
+
+# ---- learner classes and their parameters ---------------------------------------------------------
+
+def learner_classes():
+    """The registered learner classes, one per family, in --list order."""
+    from onlinekern.registry import available_learners
+    seen = []
+    for info in available_learners().values():
+        if info["class"] not in seen:
+            seen.append(info["class"])
+    return seen
+
+
+def class_defaults(cls):
+    """{parameter: default} of ``cls.__init__`` (in signature order)."""
+    sig = inspect.signature(cls.__init__)
+    return {name: sig.parameters[name].default for name in cls._get_param_names()}
+
+
+_DOC_PARAM = re.compile(r"^(\w[\w, ]*?)\s*:\s*(.*)$")
+
+
+def docstring_params(cls):
+    """{parameter: first sentence of its description} from the numpydoc ``Parameters`` section."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    lines = doc.splitlines()
+    out = {}
+    try:
+        start = next(i for i, l in enumerate(lines) if l.strip() == "Parameters"
+                     and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"})
+    except StopIteration:
+        return out
+    i = start + 2
+    while i < len(lines):
+        line = lines[i]
+        if line and not line.startswith(" "):
+            if i + 1 < len(lines) and lines[i + 1].strip() and set(lines[i + 1].strip()) == {"-"}:
+                break                                     # next section
+            m = _DOC_PARAM.match(line)
+            names = [n.strip() for n in (m.group(1) if m else line).split(",")]
+            desc = []
+            j = i + 1
+            while j < len(lines) and (not lines[j] or lines[j].startswith(" ")):
+                if lines[j].strip():
+                    desc.append(lines[j].strip())
+                j += 1
+            text = " ".join(desc) or (m.group(2) if m else "")
+            first = re.split(r"(?<=[.;])\s", text, maxsplit=1)[0].rstrip(".;")
+            for n in names:
+                if n:
+                    out.setdefault(n, first)
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def docstring_summary(cls):
+    """The docstring before its first numpydoc section (summary, paper, notes)."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    lines = doc.splitlines()
+    for i in range(len(lines) - 1):
+        if lines[i].strip() and set(lines[i + 1].strip()) == {"-"} and len(lines[i + 1].strip()) >= 3:
+            lines = lines[:i]
+            break
+    return "\n".join(lines).strip()
+
+
+def _infer_parser(defaults):
+    vals = [d for d in defaults if d is not None and d is not inspect.Parameter.empty]
+    if vals and all(isinstance(v, (bool, np.bool_)) for v in vals):
+        return FLAG
+    if vals and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
+        return parse_int if len(vals) == len(defaults) else parse_optional_int
+    if vals and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in vals):
+        return parse_float if len(vals) == len(defaults) else parse_auto
+    if vals and all(isinstance(v, str) for v in vals):
+        return parse_str
+    return parse_auto
+
+
+@dataclass
+class LearnerOption:
+    """One generated option: its parameter, spec, and default per learner class."""
+
+    param: str
+    spec: ParamSpec
+    parse: object
+    defaults: dict            # class -> default
+    doc: str
+
+
+def learner_options(classes=None):
+    """{parameter: LearnerOption} over every parameter of ``classes`` (default: all learners)."""
+    classes = learner_classes() if classes is None else list(classes)
+    table = {}
+    for cls in classes:
+        docs = docstring_params(cls)
+        for name, default in class_defaults(cls).items():
+            opt = table.get(name)
+            if opt is None:
+                spec = PARAMS.get(name, ParamSpec())
+                opt = table[name] = LearnerOption(name, spec, spec.parse, {}, "")
+            opt.defaults[cls] = default
+            if not opt.doc and docs.get(name):
+                opt.doc = docs[name]
+    for opt in table.values():
+        if opt.parse is None:
+            opt.parse = _infer_parser(list(opt.defaults.values()))
+    return table
+
+
+def format_value(value, none_means="none"):
+    """A parameter value as a person reads it (None -> ``none_means``)."""
+    if value is None:
+        return none_means
+    if isinstance(value, (bool, np.bool_)):
+        return "on" if value else "off"
+    if isinstance(value, float) or isinstance(value, np.floating):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def _default_text(opt, cls=None, fixed=None):
+    if cls is not None:
+        if fixed and opt.param in fixed:
+            return f"{format_value(fixed[opt.param])}, set by the algorithm name"
+        return format_value(opt.defaults[cls], opt.spec.none_means)
+    texts = {c: format_value(d, opt.spec.none_means) for c, d in opt.defaults.items()}
+    if len(set(texts.values())) == 1:
+        return next(iter(texts.values()))
+    return "depends on the algorithm: " + ", ".join(f"{c.family} {t}" for c, t in texts.items())
+
+
+class _ParamAction(argparse.Action):
+    """Store a learner parameter in ``namespace.learner_params`` with the option string used."""
+
+    def __init__(self, option_strings, dest, param=None, flag=False, **kwargs):
+        if flag:
+            kwargs["nargs"] = 0
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, **kwargs)
+        self.param = param
+        self.flag = flag
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.flag:
+            values = not option_string.startswith("--no-")
+        given = getattr(namespace, "learner_params", None)
+        if given is None:
+            given = {}
+            setattr(namespace, "learner_params", given)
+        given[self.param] = (values, option_string)
+
+
+def add_learner_options(parser, cls=None, fixed=None, classes=None, title=None):
+    """Add one option per learner parameter to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    cls : learner class, optional
+        The chosen algorithm: its defaults appear in the help and options of other learners are
+        hidden from the help (they still parse, so the tool can say they do not apply).
+    fixed : dict, optional
+        Parameters fixed by the algorithm name (``fogd-logit`` fixes the loss).
+    classes : learner classes, default: every registered learner.
+
+    Returns
+    -------
+    dict: parameter -> LearnerOption
+    """
+    table = learner_options(classes)
+    taken = set(parser._option_string_actions)
+    group = parser.add_argument_group(title or "learner options")
+    all_classes = learner_classes() if classes is None else list(classes)
+    for name, opt in table.items():
+        spec = opt.spec
+        strings = [option_name(name), *spec.aliases]
+        if spec.short:
+            strings.insert(0, spec.short)
+        strings = [s for s in strings if s not in taken]
+        if not any(s.startswith("--") for s in strings):
+            strings.append("--learner-" + name.replace("_", "-"))
+        flag = opt.parse is FLAG
+        if flag:
+            strings += ["--no-" + s[2:] for s in strings if s.startswith("--")]
+            strings = [s for s in strings if s not in taken]
+        taken.update(strings)
+        applicable = cls is None or cls in opt.defaults
+        helptext = argparse.SUPPRESS
+        if applicable:
+            helptext = spec.help or opt.doc or f"see the {' / '.join(c.__name__ for c in opt.defaults)} docstring"
+            if cls is None and len(opt.defaults) < len(all_classes):
+                helptext += f" [{', '.join(c.family for c in opt.defaults)} only]"
+            helptext += f" (default: {_default_text(opt, cls, fixed)})"
+            helptext = helptext.replace("%", "%%")
+        kwargs = dict(param=name, flag=flag, dest="_lp_" + name, help=helptext)
+        if not flag:
+            kwargs.update(type=opt.parse, metavar=spec.metavar or name.upper())
+        group.add_argument(*strings, action=_ParamAction, **kwargs)
+    return table
+
+
+def given_params(namespace):
+    """{parameter: (value, option string used)} of the learner options given on the command line."""
+    return dict(getattr(namespace, "learner_params", None) or {})
+
+
+def check_applicable(cls, given, algorithm, always=ALWAYS_ALLOWED):
+    """UsageError naming the first given option that ``cls`` (algorithm ``algorithm``) lacks."""
+    names = set(cls._get_param_names()) | set(always)
+    for param, (_, option_string) in given.items():
+        if param not in names:
+            own = ", ".join(option_name(p) for p in cls._get_param_names())
+            raise UsageError(f"option {option_string} does not apply to {algorithm} "
+                             f"(its options: {own})")
+
+
+# ---- the argument parser -----------------------------------------------------------------------
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``-D, --n-components D`` instead of ``-D D, --n-components D``; descriptions kept as written."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=30, width=None):
+        if width is None:
+            try:
+                width = min(os.get_terminal_size().columns, 110) - 2
+            except OSError:
+                width = 98
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+    def _format_action_invocation(self, action):
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        metavar = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return ", ".join(action.option_strings) + " " + metavar
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser that raises :class:`UsageError` instead of printing and exiting, and
+    suggests the closest option for a misspelt one."""
+
+    algorithm = None   # the chosen algorithm's name, for messages
+
+    def error(self, message):
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            bad = m.group(1)
+            if bad.startswith("-"):
+                key = bad.split("=", 1)[0]
+                if key in known_param_options():
+                    # a parameter of the specification that no available learner has (yet)
+                    raise UsageError(f"option {key} does not apply to "
+                                     f"{self.algorithm or 'any available algorithm'}")
+                close = difflib.get_close_matches(key, list(self._option_string_actions), n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                raise UsageError(f"unknown option {key}{hint} (see --help)")
+            raise UsageError(f"unexpected argument {bad!r} (see --help)")
+        raise UsageError(message)
+
+
+# ---- running a tool ----------------------------------------------------------------------------
+
+def run_tool(prog, func, argv=None):
+    """Call ``func(argv)`` and turn its errors into one stderr line and an exit code.
+
+    UsageError → 2; DataError, LibsvmFormatError, unreadable/unwritable file, out of memory → 1;
+    Ctrl-C → 130.
+    ``--help`` (SystemExit) passes its code through.  Unexpected exceptions are bugs: they keep
+    their traceback.
+    """
+    try:
+        return int(func(argv) or 0)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except UsageError as exc:
+        _error(prog, exc)
+        return EXIT_USAGE
+    except (DataError, LibsvmFormatError) as exc:
+        _error(prog, exc)
+        return EXIT_DATA
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            # stdout closed early (e.g. piped into head): no message, no traceback
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:
+                pass
+            return EXIT_DATA
+        _error(prog, describe_os_error(exc))
+        return EXIT_DATA
+    except MemoryError as exc:
+        _error(prog, f"out of memory{': ' + str(exc) if str(exc) else ''}")
+        return EXIT_DATA
+    except KeyboardInterrupt:
+        Progress.clear_line()
+        print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPT
+
+
+def describe_os_error(exc):
+    """``path: reason`` for an OSError (``FileNotFoundError`` -> ``x: No such file or directory``)."""
+    if exc.filename is not None:
+        return f"{os.fsdecode(exc.filename)}: {exc.strerror or exc}"
+    return exc.strerror or str(exc)
+
+
+def _error(prog, exc):
+    Progress.clear_line()
+    msg = " ".join(str(exc).split("\n"))
+    print(f"{prog}: error: {msg}", file=sys.stderr, flush=True)
+
+
+# ---- data --------------------------------------------------------------------------------------
+
+def load_files(train, test=None):
+    """Load ``train`` (and ``test``) with one common width: max of both files' widths.
+
+    Returns (X, y, X_test, y_test, seconds); the test pair is None without ``test``.
+    """
+    import scipy.sparse as sp
+    t0 = time.perf_counter()
+    X, y = load_libsvm(train)
+    Xt = yt = None
+    if test is not None:
+        Xt, yt = load_libsvm(test)
+        d = max(X.shape[1], Xt.shape[1])
+
+        def widen(A):
+            if A.shape[1] == d:
+                return A
+            B = sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], d), copy=False)
+            B.has_sorted_indices = A.has_sorted_indices
+            return B
+        X, Xt = widen(X), widen(Xt)
+    return X, y, Xt, yt, time.perf_counter() - t0
+
+
+def check_labels(y, kind, path, tasks=None, name=None, has_task_param=False):
+    """The task ('binary', 'multiclass' or 'regression') of labels ``y``, or DataError.
+
+    Classification needs at least two distinct, integer-valued labels (LIBSVM class labels);
+    ``tasks`` (the algorithm's supported tasks) is checked when given.
+    """
+    if kind == "regression":
+        task = "regression"
+    else:
+        labels = np.unique(y)
+        if labels.size < 2:
+            only = f"only label {labels[0]:g}" if labels.size else "no labels"
+            raise DataError(f"{path}: classification needs at least 2 classes, the file has {only}")
+        frac = labels[labels != np.round(labels)]
+        if frac.size:
+            hint = " or --task regression" if has_task_param else ""
+            raise DataError(f"{path}: labels are not class labels (e.g. {frac[0]:g} is not an integer); "
+                            f"for regression use a regression loss such as -a ogd-eps{hint}")
+        task = "binary" if labels.size == 2 else "multiclass"
+    if tasks is not None and task not in tasks:
+        raise DataError(f"{path}: {name or 'this algorithm'} does not support {task} data "
+                        f"(it supports {', '.join(tasks)})")
+    return task
+
+
+def describe_labels(y, task, max_classes=6):
+    """``binary: -1 (1500), +1 (1500)`` or ``regression: targets in [-0.25, 1.02], mean 0.11``."""
+    if task == "regression":
+        return f"regression: targets in [{y.min():.4g}, {y.max():.4g}], mean {y.mean():.4g}"
+    labels, counts = np.unique(y, return_counts=True)
+    fmt = "+g" if labels[0] < 0 else "g"          # -1 / +1 reads better than -1 / 1
+    parts = [f"{lab:{fmt}} ({c})" for lab, c in zip(labels[:max_classes], counts[:max_classes])]
+    more = f", ... ({labels.size} classes)" if labels.size > max_classes else ""
+    return f"{task}: " + ", ".join(parts) + more
+
+
+# ---- output ------------------------------------------------------------------------------------
+
+def mean_std(values):
+    """(mean, sample standard deviation with ddof=1; 0 for a single value)."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return math.nan, math.nan
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def _pm(values, fmt, unit=""):
+    m, s = mean_std(values)
+    if len(values) > 1:
+        return f"{m:{fmt}}{unit} ± {s:{fmt}}"
+    return f"{m:{fmt}}{unit}"
+
+
+def _seconds_fmt(values):
+    m = float(np.mean(values))
+    return ".2f" if m >= 0.1 else ".3f"
+
+
+def error_text(task, values):
+    """``mistake rate 3.41% ± 0.05`` or ``RMSE 0.2410 ± 0.0012`` (no ± part for one value)."""
+    if task == "regression":
+        return "RMSE " + _pm(values, ".4f")
+    return "mistake rate " + _pm(values, ".2f", "%")
+
+
+def size_text(sizes, size_name):
+    """``800 features``; ``1523 ± 12 SVs`` when the runs differ."""
+    sizes = list(sizes)
+    if len(set(sizes)) <= 1:
+        return f"{int(sizes[0]) if sizes else 0} {size_name}"
+    return f"{_pm(sizes, '.0f')} {size_name}"
+
+
+def summary_line(task, errors, seconds, sizes, size_name, test_errors=None):
+    """The final line, e.g.
+    ``mistake rate 3.41% ± 0.05 over 10 runs, 0.21 s ± 0.01 per run, 2000 features``
+    (with a held-out set: ``, test mistake rate 3.80% ± 0.10`` appended)."""
+    n = len(errors)
+    runs = f"over {n} run" + ("s" if n != 1 else "")
+    line = (f"{error_text(task, errors)} {runs}, "
+            f"{_pm(seconds, _seconds_fmt(seconds), ' s')} per run, {size_text(sizes, size_name)}")
+    if test_errors is not None and len(test_errors):
+        line += f", test {error_text(task, test_errors)}"
+    return line
+
+
+class Progress:
+    """Progress of one online pass, fed by ``run_online``'s ``callback``.
+
+    ``mode``: 'bar' (one self-overwriting line, for terminals), 'lines' (VW-style lines at the
+    doubling checkpoints 1, 2, 4, ... and the last one), 'off', or 'auto' ('bar' if ``stream`` is a
+    terminal, else 'lines').
+    """
+
+    _active = None     # the bar currently drawn, so errors can clear it first
+
+    def __init__(self, n, task, size_name="SVs", stream=None, mode="auto", label="", width=30,
+                 min_interval=0.1):
+        self.n = int(n)
+        self.task = task
+        self.size_name = size_name
+        self.stream = sys.stderr if stream is None else stream
+        if mode == "auto":
+            isatty = getattr(self.stream, "isatty", None)
+            mode = "bar" if isatty is not None and isatty() else "lines"
+        if mode not in ("bar", "lines", "off"):
+            raise ValueError(f"mode must be 'auto', 'bar', 'lines' or 'off', got {mode!r}")
+        self.mode = mode
+        self.label = label
+        self.width = width
+        self.min_interval = min_interval
+        self._last = -math.inf
+        self._drawn = False
+        self._next_line = 1
+
+    @property
+    def metric(self):
+        return "RMSE" if self.task == "regression" else "mistake%"
+
+    def _value(self, n_done, n_mistakes, sq_error):
+        if self.task == "regression":
+            return math.sqrt(sq_error / max(n_done, 1))
+        return 100.0 * n_mistakes / max(n_done, 1)
+
+    def _fmt_value(self, v):
+        return f"{v:.4f}" if self.task == "regression" else f"{v:.2f}"
+
+    def start(self):
+        if self.mode == "lines":
+            head = f"{'n_seen':>10} {self.metric:>10} {self.size_name:>10} {'seconds':>9}"
+            print(f"{self.label}{head}", file=self.stream, flush=True)
+        return self
+
+    def __call__(self, n_done, n_mistakes, sq_error, model_size, seconds):
+        if self.mode == "off":
+            return
+        value = self._value(n_done, n_mistakes, sq_error)
+        if self.mode == "lines":
+            if n_done >= self._next_line or n_done == self.n:
+                while self._next_line <= n_done:
+                    self._next_line *= 2
+                print(f"{self.label}{n_done:>10} {self._fmt_value(value):>10} {model_size:>10} "
+                      f"{seconds:>9.3f}", file=self.stream, flush=True)
+            return
+        now = time.monotonic()
+        if n_done < self.n and now - self._last < self.min_interval:
+            return
+        self._last = now
+        frac = n_done / max(self.n, 1)
+        k = int(round(self.width * frac))
+        metric = "RMSE " if self.task == "regression" else "mistakes "
+        unit = "" if self.task == "regression" else "%"
+        text = (f"{self.label}[{'#' * k}{'.' * (self.width - k)}] {100 * frac:3.0f}% "
+                f"{n_done}/{self.n}  {metric}{self._fmt_value(value)}{unit}  "
+                f"{model_size} {self.size_name}  {seconds:.1f} s")
+        self.stream.write("\r\x1b[K" + text)
+        self.stream.flush()
+        self._drawn = True
+        Progress._active = self
+
+    def finish(self):
+        """Clear the bar (lines stay)."""
+        if self.mode == "bar" and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False
+        if Progress._active is self:
+            Progress._active = None
+
+    @classmethod
+    def clear_line(cls):
+        """Clear a bar left on the screen (before an error message)."""
+        if cls._active is not None:
+            try:
+                cls._active.finish()
+            except (OSError, ValueError):
+                pass
+
+
+def to_jsonable(obj):
+    """Plain JSON types from numpy scalars/arrays, tuples, NaN (→ None)."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
+
+
+def write_json(path, obj):
+    """Write ``obj`` as JSON atomically: a temporary file in the same directory, then os.replace."""
+    text = json.dumps(to_jsonable(obj), indent=1, allow_nan=False) + "\n"
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".json.tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def check_writable(path, what):
+    """DataError unless ``path`` can be created: its directory exists and is writable."""
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(directory):
+        raise DataError(f"cannot write {what} {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK):
+        raise DataError(f"cannot write {what} {path}: directory {directory} is not writable")
+    if os.path.isdir(path):
+        raise DataError(f"cannot write {what} {path}: it is a directory")
