@@ -1,0 +1,257 @@
+"""Benchmarks of the foundation: reader, FOGD vs scikit-learn, kernel learners and threads.
+
+Every figure is a median over ``--repeats`` runs, and every comparison times both sides
+alternately in this one process, because the machine is shared and noisy.  Results print as
+Markdown tables (copy them into BENCHMARKS.md); ``--json OUT`` also writes them.
+
+    python tools/bench.py                      # everything (several minutes)
+    python tools/bench.py --only fogd,reader   # a subset: reader, fogd, sklearn, kernel, learners
+"""
+import argparse
+import json
+import lzma
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+
+import onlinekern as ok  # noqa: E402
+from onlinekern._core import vmath  # noqa: E402
+from onlinekern.preprocessing import FeatureScaler  # noqa: E402
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+class Data:
+    """Decompress shared data once into a temp dir and load it with onlinekern's reader."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+        self.tmp = Path(tempfile.mkdtemp(prefix="onlinekern-bench-"))
+        self.cache = {}
+
+    def plain(self, name):
+        out = self.tmp / name
+        if not out.exists():
+            src = self.root / (name + ".xz")
+            if not src.exists():
+                raise SystemExit(f"bench: {src} not found (use --data-dir)")
+            with lzma.open(src) as f:
+                out.write_bytes(f.read())
+        return out
+
+    def load(self, *names, n_features=None):
+        key = (names, n_features)
+        if key not in self.cache:
+            parts = [ok.load_libsvm(self.plain(n), n_features=n_features) for n in names]
+            width = max(p[0].shape[1] for p in parts)
+            parts = [ok.load_libsvm(self.plain(n), n_features=width) for n in names]
+            import scipy.sparse as sp
+            X = sp.vstack([p[0] for p in parts]).tocsr()
+            y = np.concatenate([p[1] for p in parts])
+            self.cache[key] = (X, y)
+        return self.cache[key]
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    level = {0: "baseline", 1: "AVX2+FMA", 2: "AVX-512"}[vmath.simd_level()]
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
+            "simd": level, "libmvec": vmath.vector_math(), "onlinekern": ok.__version__}
+
+
+# ---- sections ------------------------------------------------------------------------------
+
+def bench_reader(data, repeats):
+    from sklearn.datasets import load_svmlight_file
+    path = data.plain("ijcnn1.t")
+    ours, theirs = [], []
+    for _ in range(repeats):
+        t = time.perf_counter(); X1, y1 = ok.load_libsvm(path); ours.append(time.perf_counter() - t)
+        t = time.perf_counter(); X2, y2 = load_svmlight_file(str(path), zero_based=False); theirs.append(time.perf_counter() - t)
+    same = (np.array_equal(X1.indptr, X2.indptr) and np.array_equal(X1.indices, X2.indices)
+            and np.array_equal(X1.data, X2.data) and np.array_equal(y1, y2))
+    row = {"file": "ijcnn1.t", "rows": X1.shape[0], "onlinekern_s": median(ours), "sklearn_s": median(theirs),
+           "speedup": median(theirs) / median(ours), "identical": bool(same)}
+    print("\n### Reader: load_libsvm vs sklearn.datasets.load_svmlight_file (decompressed ijcnn1.t)\n")
+    print("| file | rows | onlinekern (s) | scikit-learn (s) | speed-up | identical |")
+    print("|---|---:|---:|---:|---:|---|")
+    print(f"| ijcnn1.t | {row['rows']:,} | {row['onlinekern_s']:.3f} | {row['sklearn_s']:.3f} | {row['speedup']:.1f}x | {same} |")
+    return row
+
+
+def fogd_run(X, y, eta, seed=0, run=0, D=1000, gamma=0.5):
+    learner = ok.FOGD(n_components=D, gamma=gamma, eta=eta, loss="hinge", seed=seed + run, n_threads=1)
+    return ok.run_online(learner, X, y, seed=seed, run=run)
+
+
+def bench_fogd(data, repeats, eta):
+    X, y = data.load("ijcnn1", "ijcnn1.t")
+    n = X.shape[0]
+    res = [fogd_run(X, y, eta, run=r) for r in range(repeats)]
+    rates = [r.mistake_rate for r in res]
+    secs = [r.seconds for r in res]
+    row = {"rows": n, "D": 1000, "gamma": 0.5, "eta": eta, "runs": repeats, "mistake_rate_mean": float(np.mean(rates)),
+           "mistake_rate_std": float(np.std(rates)), "seconds_median": median(secs), "us_per_example": median(secs) / n * 1e6}
+    print(f"\n### FOGD-hinge on ijcnn1 (ijcnn1 + ijcnn1.t, {n:,} rows), D = 1000, gamma = 0.5, eta = {eta}, "
+          f"{repeats} permutations\n")
+    print("| mistake rate (%) | learning time (s, median) | µs / example |")
+    print("|---:|---:|---:|")
+    print(f"| {row['mistake_rate_mean']:.2f} ± {row['mistake_rate_std']:.2f} | {row['seconds_median']:.3f} | {row['us_per_example']:.2f} |")
+    return row
+
+
+def sklearn_chunks(X, y, n_components, predict, chunk=256, seed=0):
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.linear_model import SGDClassifier
+    rbf = RBFSampler(gamma=0.5, n_components=n_components, random_state=seed).fit(X[:1])
+    clf = SGDClassifier(loss="hinge", learning_rate="constant", eta0=0.01, alpha=1e-6, random_state=seed)
+    mistakes = 0
+    t = time.perf_counter()
+    for s in range(0, X.shape[0], chunk):
+        Z = rbf.transform(X[s:s + chunk])
+        yy = y[s:s + chunk]
+        if predict:
+            mistakes += int(np.sum(clf.predict(Z) != yy)) if s else len(yy)
+        clf.partial_fit(Z, yy, classes=[-1.0, 1.0])
+    return time.perf_counter() - t, 100.0 * mistakes / X.shape[0]
+
+
+def bench_sklearn(data, repeats, eta):
+    X, y = data.load("ijcnn1", "ijcnn1.t")
+    n = X.shape[0]
+    times = {k: [] for k in ("onlinekern", "skl1000", "skl1000p", "skl2000", "skl2000p")}
+    rates = {}
+    for r in range(repeats):
+        res = fogd_run(X, y, eta, run=0)
+        times["onlinekern"].append(res.seconds); rates["onlinekern"] = res.mistake_rate
+        for key, nc, pred in (("skl1000", 1000, False), ("skl1000p", 1000, True), ("skl2000", 2000, False), ("skl2000p", 2000, True)):
+            t, rate = sklearn_chunks(X, y, nc, pred)
+            times[key].append(t)
+            if pred:
+                rates[key] = rate
+    us = {k: median(v) / n * 1e6 for k, v in times.items()}
+    print(f"\n### FOGD vs scikit-learn RBFSampler + SGDClassifier.partial_fit (chunks of 256), ijcnn1 {n:,} rows, "
+          f"one pass, medians of {repeats} alternating runs\n")
+    print("| method | µs / example | onlinekern speed-up | online mistake rate (%) |")
+    print("|---|---:|---:|---:|")
+    print(f"| onlinekern FOGD, D = 1000 (2000 features), per example | {us['onlinekern']:.2f} | 1.0x | {rates['onlinekern']:.2f} |")
+    labels = {"skl1000": "scikit-learn, 1000 components, partial_fit only",
+              "skl1000p": "scikit-learn, 1000 components, predict + partial_fit per chunk",
+              "skl2000": "scikit-learn, 2000 components, partial_fit only",
+              "skl2000p": "scikit-learn, 2000 components, predict + partial_fit per chunk"}
+    for k, label in labels.items():
+        print(f"| {label} | {us[k]:.2f} | {us[k] / us['onlinekern']:.1f}x | {rates.get(k, float('nan')):.2f} |")
+    return {"us_per_example": us, "mistake_rate": rates}
+
+
+def bench_kernel(data, repeats):
+    X, y = data.load("cod-rna.tr")
+    X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
+    n = X.shape[0]
+    rows = []
+    print(f"\n### Kernel Perceptron and kernel OGD on cod-rna.tr ({n:,} rows, features scaled to [0, 1], gamma = 1), "
+          f"one pass in file order, median of {repeats}\n")
+    print("| learner | mistake rate (%) | SVs | 1 thread (s) | 2 threads (s) | 2-thread speed-up |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, params in (("perceptron", {}), ("ogd-hinge", {"eta": 0.5})):
+        t1, t2, res = [], [], None
+        for _ in range(repeats):
+            for nt, bucket in ((1, t1), (2, t2)):
+                learner = ok.make_learner(name, gamma=1.0, n_threads=nt, **params)
+                r = ok.run_online(learner, X, y)
+                bucket.append(r.seconds)
+                if res is None:
+                    res = r
+                elif r.n_mistakes != res.n_mistakes:
+                    raise SystemExit(f"bench: {name} gave different results with {nt} threads")
+        row = {"learner": name, "params": params, "mistake_rate": res.mistake_rate, "svs": res.model_size,
+               "seconds_1": median(t1), "seconds_2": median(t2)}
+        rows.append(row)
+        print(f"| {name} {params or ''} | {res.mistake_rate:.2f} | {res.model_size:,} | {row['seconds_1']:.2f} | "
+              f"{row['seconds_2']:.2f} | {row['seconds_1'] / row['seconds_2']:.2f}x |")
+    return rows
+
+
+def bench_learners(data, repeats):
+    cases = [
+        ("ijcnn1", ("ijcnn1", "ijcnn1.t"), [("fogd-hinge", {"n_components": 1000, "gamma": 0.5, "eta": 1.0}),
+                                            ("fogd-logit", {"n_components": 1000, "gamma": 0.5, "eta": 1.0})]),
+        ("a9a", ("a9a",), [("perceptron", {"gamma": 0.05}), ("ogd-hinge", {"gamma": 0.05, "eta": 0.5}),
+                           ("fogd-hinge", {"n_components": 1000, "gamma": 0.05, "eta": 0.5})]),
+        ("w8a", ("w8a",), [("perceptron", {"gamma": 0.05}), ("fogd-hinge", {"n_components": 1000, "gamma": 0.05, "eta": 0.5})]),
+        ("letter (26 classes)", ("letter.scale",), [("perceptron", {"gamma": 2.0}), ("ogd-hinge", {"gamma": 2.0, "eta": 0.5}),
+                                                    ("fogd-hinge", {"n_components": 1000, "gamma": 2.0, "eta": 1.0})]),
+        ("casp (regression, targets / 20.999)", ("casp",), [("fogd-l2", {"n_components": 1000, "gamma": 1.0, "eta": 0.5}),
+                                                              ("fogd-eps", {"n_components": 1000, "gamma": 1.0, "eta": 0.5})]),
+    ]
+    print(f"\n### Learners on the shared data (one pass, file order; median time of {repeats})\n")
+    print("| data | rows | learner | params | mistake rate (%) / RMSE | model size | seconds | µs / example |")
+    print("|---|---:|---|---|---:|---:|---:|---:|")
+    out = []
+    for label, names, learners in cases:
+        X, y = data.load(*names)
+        if label.startswith("casp"):
+            X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
+            y = y / 20.999
+        for name, params in learners:
+            secs, res = [], None
+            for _ in range(repeats):
+                res = ok.run_online(ok.make_learner(name, n_threads=1, **params), X, y)
+                secs.append(res.seconds)
+            err = f"{res.rmse:.4f}" if res.task == "regression" else f"{res.mistake_rate:.2f}"
+            s = median(secs)
+            print(f"| {label} | {X.shape[0]:,} | {name} | {params} | {err} | {res.model_size:,} | {s:.3f} | {s / X.shape[0] * 1e6:.2f} |")
+            out.append({"data": label, "learner": name, "params": params, "error": res.error, "seconds": s})
+    return out
+
+
+SECTIONS = {"reader": bench_reader, "fogd": bench_fogd, "sklearn": bench_sklearn, "kernel": bench_kernel,
+            "learners": bench_learners}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--eta", type=float, default=1.0, help="FOGD step size (tuned on ijcnn1)")
+    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
+    ap.add_argument("--json", help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+    data = Data(args.data_dir)
+    info = machine()
+    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numpy {info['numpy']}, "
+          f"SIMD {info['simd']}, libmvec {info['libmvec']}, onlinekern {info['onlinekern']}")
+    results = {"machine": info}
+    for name in args.only.split(","):
+        name = name.strip()
+        if name not in SECTIONS:
+            raise SystemExit(f"bench: unknown section {name!r}")
+        fn = SECTIONS[name]
+        if name in ("fogd", "sklearn"):
+            results[name] = fn(data, args.repeats, args.eta)
+        else:
+            results[name] = fn(data, args.repeats)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
