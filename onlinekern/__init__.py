@@ -19,13 +19,14 @@ from onlinekern.base import NotFittedError, OnlineLearner
 from onlinekern.io import LibsvmFormatError, load_libsvm, save_libsvm, stream_libsvm
 from onlinekern.io.model import ModelFormatError, load_model, save_model
 from onlinekern.kernels import median_gamma
-from onlinekern.learners import FOGD, KernelOGD, Perceptron
+from onlinekern import learners as _learners
+from onlinekern.learners import *  # noqa: F401,F403  (every learner class)
 from onlinekern.protocol import OnlineResult, default_checkpoints, run_online
 from onlinekern.registry import available_learners, make_learner
 
-__all__ = [
-    "FOGD", "KernelOGD", "LibsvmFormatError", "ModelFormatError", "NotFittedError", "OnlineLearner", "OnlineResult",
-    "Perceptron", "RandomFourierMap", "available_learners", "default_checkpoints", "load_libsvm",
+__all__ = sorted(_learners.__all__) + [
+    "LibsvmFormatError", "ModelFormatError", "NotFittedError", "OnlineLearner", "OnlineResult",
+    "RandomFourierMap", "available_learners", "default_checkpoints", "load_libsvm",
     "load_model", "make_learner", "median_gamma", "run_online", "save_libsvm", "save_model",
     "stream_libsvm",
 ]

@@ -1,4 +1,5 @@
 from onlinekern._core.learner cimport LearnerCore
+from onlinekern._core.weights cimport ScaledWeights
 
 cdef class RandomFourierMap:
     cdef readonly int d                 # input dimension
@@ -18,10 +19,5 @@ cdef class RandomFourierMap:
 
 cdef class FeatureCore(LearnerCore):
     cdef public RandomFourierMap fmap
+    cdef public ScaledWeights w         # (C, 2D) weights of z(x)
     cdef int F2                         # 2D: weights per output
-    cdef object W_                      # (C, 2D) scaled weights, kept alive
-    cdef double* W                      # true weights w_c = wscale * W[c]
-    cdef double wscale
-    cdef void weight_scores(self, double* out) noexcept nogil
-    cdef void weight_step(self, int c, double a) noexcept nogil
-    cdef void weight_shrink(self, double c) noexcept nogil

@@ -9,8 +9,9 @@ of each dot/axpy instead of being applied to 2D features.  cos/sin and the long 
 through the dispatched vector kernels of include/ok_vmath.h.
 """
 from libc.math cimport sqrt
-from onlinekern._core.vmath cimport ok_dot, ok_axpy, ok_vcossin
+from onlinekern._core.vmath cimport ok_axpy, ok_vcossin
 from onlinekern._core.learner cimport LearnerCore
+from onlinekern._core.weights cimport ScaledWeights
 
 import numpy as np
 import scipy.sparse as sp
@@ -127,48 +128,17 @@ cdef class RandomFourierMap:
 
 
 cdef class FeatureCore(LearnerCore):
-    """Base of learners with a linear model w in the random-feature space.
+    """Base of learners with a linear model w in the random-feature space: f_c(x) = w_c . z(x).
 
-    Weights are stored scaled (w_c = wscale * W[c]) so the L2 shrink (1 - eta*lambda) is O(1).
+    The weights are a ScaledWeights, so the L2 shrink (1 - eta*lambda) is O(1); the D^{-1/2}
+    of z is applied as a scalar (``fmap.norm``) to scores and steps, never to 2D features.
     """
 
     def _setup_features(self, int n_features, int task, int n_outputs, int n_components, double gamma, seed, E=None, int n_threads=1):
         self._setup(n_features, task, n_outputs, n_threads)
         self.fmap = RandomFourierMap(n_features, n_components, gamma, seed, E)
         self.F2 = 2 * n_components
-        self._set_weights(np.zeros((self.n_outputs, self.F2)), 1.0)
-
-    def _set_weights(self, W, double wscale):
-        W = np.ascontiguousarray(W, dtype=np.float64).reshape(self.n_outputs, self.F2)
-        self.W_ = W
-        cdef double[:, ::1] wv = W
-        self.W = &wv[0, 0]
-        self.wscale = wscale
-
-    cdef void weight_scores(self, double* out) noexcept nogil:
-        """out[c] = w_c . z(x) for the features in fmap.cs."""
-        cdef int c
-        cdef double s = self.wscale * self.fmap.norm
-        for c in range(self.n_outputs):
-            out[c] = s * ok_dot(self.W + <Py_ssize_t>c * self.F2, self.fmap.cs, self.F2)
-
-    cdef void weight_step(self, int c, double a) noexcept nogil:
-        """w_c += a * z(x)."""
-        ok_axpy(self.F2, a * self.fmap.norm / self.wscale, self.fmap.cs, self.W + <Py_ssize_t>c * self.F2)
-
-    cdef void weight_shrink(self, double c) noexcept nogil:
-        """w <- c * w for every output, O(1) through the scale (renormalised on underflow)."""
-        cdef Py_ssize_t i
-        if c == 0.0:
-            for i in range(self.n_outputs * self.F2):
-                self.W[i] = 0.0
-            self.wscale = 1.0
-            return
-        self.wscale *= c
-        if -1e-100 < self.wscale < 1e-100:
-            for i in range(self.n_outputs * self.F2):
-                self.W[i] *= self.wscale
-            self.wscale = 1.0
+        self.w = ScaledWeights(self.n_outputs, self.F2)
 
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return self.F2
@@ -176,16 +146,19 @@ cdef class FeatureCore(LearnerCore):
     @property
     def weights(self):
         """True weights, (C, 2D)."""
-        return self.wscale * np.asarray(self.W_)
+        return self.w.values
 
     def get_state(self):
         st = LearnerCore.get_state(self)
         st.update({"n_components": self.fmap.D, "gamma": self.fmap.gamma, "seed": self.fmap.seed,
-                   "E": self.fmap.E_, "W": np.array(self.W_), "wscale": self.wscale})
+                   "E": self.fmap.E_, "w": self.w.get_state()})
         return st
 
     def set_state(self, st):
         LearnerCore.set_state(self, st)
         self.fmap = RandomFourierMap(self.n_features, int(st["n_components"]), float(st["gamma"]), int(st["seed"]), st["E"])
         self.F2 = 2 * self.fmap.D
-        self._set_weights(np.array(st["W"]), float(st["wscale"]))
+        w = ScaledWeights.from_state(st["w"])
+        if w.C != self.n_outputs or w.F != self.F2:
+            raise ValueError("weights do not match the learner's outputs and features")
+        self.w = w

@@ -29,6 +29,12 @@ cdef class SupportSet:
     cdef Py_ssize_t oldest(self) noexcept nogil
     cdef void shrink(self, double c) noexcept nogil
     cdef void add_coef(self, Py_ssize_t i, const double* delta) noexcept nogil
+    cdef void set_alpha(self, Py_ssize_t i, int c, double value) noexcept nogil
+    cdef void replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil
+    cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil
+    cdef double* row(self, Py_ssize_t i) noexcept nogil
+    cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
+    cdef double kernel_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil
     cdef void kernel_row(self, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef void predict(self, const double* x, const int* idx, int nnz, double xsq, double* out) noexcept nogil

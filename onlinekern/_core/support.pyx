@@ -154,7 +154,68 @@ cdef class SupportSet:
             self.coef[i * self.C + c] += delta[c] / self.scale
 
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil:
+        """True coefficient alpha_ic."""
         return self.scale * self.coef[i * self.C + c]
+
+    cdef void set_alpha(self, Py_ssize_t i, int c, double value) noexcept nogil:
+        """alpha_ic <- value."""
+        self.coef[i * self.C + c] = value / self.scale
+
+    cdef double* row(self, Py_ssize_t i) noexcept nogil:
+        """The stored dense vector of SV i (d doubles; read-only for learners)."""
+        return self.X + i * self.d
+
+    cdef void replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
+        """Overwrite slot i with a new SV (x, alpha): it counts as the newest SV."""
+        cdef int kk, c
+        cdef double* r = self.X + i * self.d
+        memset(r, 0, self.d * sizeof(double))
+        for kk in range(nnz):
+            r[idx[kk]] = x[kk]
+        self.sqn[i] = xsq
+        for c in range(self.C):
+            self.coef[i * self.C + c] = alpha[c] / self.scale
+        self.stamp[i] = self.clock
+        self.clock += 1
+
+    cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil:
+        """Overwrite slot i with the dense vector z[0:d] and coefficients alpha (e.g. a merged SV)."""
+        cdef int j, c
+        cdef double* r = self.X + i * self.d
+        for j in range(self.d):
+            r[j] = z[j]
+        self.sqn[i] = row_sqnorm(r, self.d)
+        for c in range(self.C):
+            self.coef[i * self.C + c] = alpha[c] / self.scale
+        self.stamp[i] = self.clock
+        self.clock += 1
+
+    cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
+        """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""
+        cdef const double* r = self.X + i * self.d
+        cdef double dist, part, t, sk
+        cdef int kk
+        if nnz == self.d:
+            return ok_sqdist(x, r, self.d)    # dense query: exact differences
+        # sparse query against a dense SV: exact differences on the query's support plus the SV's
+        # mass outside it (sqn minus its mass on the support).  Both sums run in index order with
+        # one accumulator, like row_sqnorm, so an SV whose support lies inside the query's (a
+        # duplicate above all) leaves exactly 0, and k(x, x) = 1.
+        dist = 0.0
+        part = 0.0
+        for kk in range(nnz):
+            sk = r[idx[kk]]
+            part += sk * sk
+            t = x[kk] - sk
+            dist += t * t
+        t = self.sqn[i] - part
+        if t > 0.0:
+            dist += t
+        return dist
+
+    cdef double kernel_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
+        """k(x_i, x) for one SV (same bits as the value kernel_row gives)."""
+        return ok_exp_scalar(-self.gamma * self.sqdist_x(i, x, idx, nnz, xsq))
 
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """k(x_i, x_j) between two stored SVs."""
@@ -163,32 +224,12 @@ cdef class SupportSet:
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
         """Kernel values of SVs [b*SV_BLOCK, ...) into self.k, and their partial score."""
         cdef Py_ssize_t lo = b * SV_BLOCK, hi = lo + SV_BLOCK, i
-        cdef int kk, c, C = self.C, d = self.d
-        cdef double dist, part, t, sk
-        cdef const double* row
+        cdef int c, C = self.C
         cdef double* out
         if hi > self.n:
             hi = self.n
         for i in range(lo, hi):
-            row = self.X + i * d
-            if nnz == d:
-                dist = ok_sqdist(x, row, d)   # dense query: exact differences
-            else:
-                # sparse query against a dense SV: exact differences on the query's support plus
-                # the SV's mass outside it (sqn minus its mass on the support).  Both sums run in
-                # index order with one accumulator, like row_sqnorm, so an SV whose support lies
-                # inside the query's (a duplicate above all) leaves exactly 0, and k(x, x) = 1.
-                dist = 0.0
-                part = 0.0
-                for kk in range(nnz):
-                    sk = row[idx[kk]]
-                    part += sk * sk
-                    t = x[kk] - sk
-                    dist += t * t
-                t = self.sqn[i] - part
-                if t > 0.0:
-                    dist += t
-            self.k[i] = -self.gamma * dist
+            self.k[i] = -self.gamma * self.sqdist_x(i, x, idx, nnz, xsq)
         ok_vexp(self.k + lo, self.k + lo, <int>(hi - lo))
         if not want_scores:
             return

@@ -8,6 +8,7 @@ training (the online scores are always those of the current w).
 """
 from onlinekern._core.features cimport FeatureCore
 from onlinekern._core.losses cimport TaskLoss
+from onlinekern._core.vmath cimport ok_dot, ok_axpy
 
 import numpy as np
 from onlinekern.base import FeatureLearner
@@ -35,12 +36,9 @@ cdef class FOGDCore(FeatureCore):
         self.fmap.features(x, idx, nnz, NULL)
         if self.average and self.n_avg > 0:
             for c in range(self.n_outputs):
-                out[c] = 0.0
-                for j in range(self.F2):
-                    out[c] += self.avg[c * self.F2 + j] * self.fmap.cs[j]
-                out[c] *= self.fmap.norm / self.n_avg
+                out[c] = ok_dot(self.avg + <Py_ssize_t>c * self.F2, self.fmap.cs, self.F2) * (self.fmap.norm / self.n_avg)
         else:
-            self.weight_scores(out)
+            self.w.scores(self.fmap.cs, self.fmap.norm, out)
         return 0
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
@@ -48,16 +46,16 @@ cdef class FOGDCore(FeatureCore):
         cdef int c
         cdef Py_ssize_t j
         self.fmap.features(x, idx, nnz, NULL)
-        self.weight_scores(out)
+        self.w.scores(self.fmap.cs, self.fmap.norm, out)
         self.loss.grad(out, y, self.n_outputs, g)
         if self.lam > 0.0:
-            self.weight_shrink(1.0 - self.eta * self.lam)
+            self.w.shrink(1.0 - self.eta * self.lam)
         for c in range(self.n_outputs):
             if g[c] != 0.0:
-                self.weight_step(c, -self.eta * g[c])
+                self.w.axpy(c, -self.eta * g[c] * self.fmap.norm, self.fmap.cs)
         if self.average:
-            for j in range(self.n_outputs * self.F2):
-                self.avg[j] += self.wscale * self.W[j]
+            # the mean of w after each step (ALGORITHMS.md §3.9 "step-averaged w")
+            ok_axpy(self.n_outputs * self.F2, self.w.scale, self.w.W, self.avg)
             self.n_avg += 1
         return 0
 
