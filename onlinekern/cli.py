@@ -29,13 +29,13 @@ import numbers
 import os
 import re
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from onlinekern.io import LibsvmFormatError, load_libsvm
+from onlinekern.io.atomic import atomic_write
 
 EXIT_OK = 0
 EXIT_DATA = 1
@@ -771,24 +771,7 @@ def to_jsonable(obj):
 def write_json(path, obj):
     """Write ``obj`` as JSON atomically: a temporary file in the same directory, then os.replace."""
     text = json.dumps(to_jsonable(obj), indent=1, allow_nan=False) + "\n"
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".json.tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, text)
 
 
 def check_writable(path, what):

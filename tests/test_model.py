@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import onlinekern as ok
-from onlinekern.io import model as model_io
+from onlinekern.io import atomic
 
 RNG = np.random.default_rng(7)
 X = RNG.normal(size=(240, 6))
@@ -131,7 +131,7 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(model_io.os, "fsync", boom)
+    monkeypatch.setattr(atomic.os, "fsync", boom)
     with pytest.raises(OSError, match="disk full"):
         ok.save_model(fitted("ogd-hinge", "binary", {}), path)
     assert path.read_bytes() == before

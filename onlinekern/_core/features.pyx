@@ -10,11 +10,11 @@ through the dispatched vector kernels of include/ok_vmath.h.
 """
 from libc.math cimport sqrt
 from onlinekern._core.vmath cimport ok_axpy, ok_vcossin
-from onlinekern._core.learner cimport LearnerCore
+from onlinekern._core.learner cimport LearnerCore, RowView, row_view, get_row
 from onlinekern._core.weights cimport ScaledWeights
 
 import numpy as np
-import scipy.sparse as sp
+from onlinekern._core.learner import RowData
 from onlinekern.seeding import FEATURES, rng
 
 # E larger than this is refused with a clear message rather than exhausting memory
@@ -95,30 +95,17 @@ cdef class RandomFourierMap:
 
     def transform(self, X):
         """z(x) for every row of X: array (n, 2D)."""
-        from onlinekern._core.learner import RowData
         rows = RowData(X, self.d)
+        cdef RowView rv = row_view(rows)
         cdef Py_ssize_t n = rows.n_rows, i
         out = np.zeros((n, 2 * self.D))
         cdef double[:, ::1] ov = out
-        cdef double[::1] d1
-        cdef double[:, ::1] d2
-        cdef int[::1] iv = rows.indices
-        cdef long long[::1] pv = rows.indptr
-        cdef int j, din = 0
-        if n == 0:
-            return out
-        if rows.dense:
-            d2 = rows.data
-            din = d2.shape[1]
-        else:
-            d1 = rows.data
+        cdef const double* xr
+        cdef const int* xi
+        cdef int j, nnz
         for i in range(n):
-            if rows.dense:
-                self.features(&d2[i, 0] if din else NULL, &iv[0] if din else NULL, din, NULL)
-            elif pv[i + 1] > pv[i]:
-                self.features(&d1[pv[i]], &iv[pv[i]], <int>(pv[i + 1] - pv[i]), NULL)
-            else:
-                self.features(NULL, NULL, 0, NULL)
+            get_row(&rv, i, &xr, &xi, &nnz)
+            self.features(xr, xi, nnz, NULL)
             for j in range(2 * self.D):
                 ov[i, j] = self.norm * self.cs[j]
         return out

@@ -27,3 +27,25 @@ cdef class LearnerCore:
     cdef Py_ssize_t model_size(self) noexcept nogil
 
 cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil
+
+# Raw access to the rows of a RowData (CSR, or dense with a shared arange index buffer); the
+# RowData object must stay alive while the view is used.
+cdef struct RowView:
+    bint dense
+    int d_in                            # dense: row length
+    Py_ssize_t n_rows
+    const double* data
+    const int* indices
+    const long long* indptr
+
+cdef RowView row_view(object rows) except *
+
+cdef inline void get_row(const RowView* v, Py_ssize_t i, const double** x, const int** idx, int* nnz) noexcept nogil:
+    if v.dense:
+        x[0] = v.data + i * v.d_in
+        idx[0] = v.indices
+        nnz[0] = v.d_in
+    else:
+        x[0] = v.data + v.indptr[i]
+        idx[0] = v.indices + v.indptr[i]
+        nnz[0] = <int>(v.indptr[i + 1] - v.indptr[i])

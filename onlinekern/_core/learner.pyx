@@ -37,6 +37,31 @@ cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil:
     return f[yi] - best <= 0.0
 
 
+cdef RowView row_view(object rows) except *:
+    """Pointers into a RowData's arrays (which the caller keeps alive)."""
+    cdef RowView v
+    cdef double[::1] d1
+    cdef double[:, ::1] d2
+    cdef int[::1] iv = rows.indices
+    cdef long long[::1] pv = rows.indptr
+    v.dense = rows.dense
+    v.n_rows = rows.n_rows
+    v.d_in = 0
+    v.data = NULL
+    v.indices = &iv[0] if iv.shape[0] else NULL
+    v.indptr = &pv[0]
+    if v.dense:
+        d2 = rows.data
+        v.d_in = d2.shape[1]
+        if d2.shape[0] and v.d_in:
+            v.data = &d2[0, 0]
+    else:
+        d1 = rows.data
+        if d1.shape[0]:
+            v.data = &d1[0]
+    return v
+
+
 class RowData:
     """A matrix prepared for the compiled loop: CSR arrays, or a dense C-contiguous array."""
 
@@ -167,24 +192,7 @@ cdef class LearnerCore:
             if n:
                 scp = &scv[0, 0]
 
-        cdef bint dense = rows.dense
-        cdef double[::1] data1
-        cdef double[:, ::1] data2
-        cdef const double* dp = NULL
-        cdef int[::1] iv = rows.indices
-        cdef long long[::1] pv = rows.indptr
-        cdef const int* ip = &iv[0] if iv.shape[0] else NULL
-        cdef const long long* pp = &pv[0]
-        cdef int d_in = 0
-        if dense:
-            data2 = rows.data
-            d_in = data2.shape[1]
-            if data2.shape[0] and d_in:
-                dp = &data2[0, 0]
-        else:
-            data1 = rows.data
-            if data1.shape[0]:
-                dp = &data1[0]
+        cdef RowView rv = row_view(rows)
 
         cdef Py_ssize_t t, i, k = 0
         cdef long long next_cp = cpv[0] if n_cp else -1
@@ -200,14 +208,7 @@ cdef class LearnerCore:
         with nogil:
             for t in range(n):
                 i = ordp[t] if ordp != NULL else t
-                if dense:
-                    xr = dp + i * d_in
-                    xi = ip
-                    nnz = d_in
-                else:
-                    xr = dp + pp[i]
-                    xi = ip + pp[i]
-                    nnz = <int>(pp[i + 1] - pp[i])
+                get_row(&rv, i, &xr, &xi, &nnz)
                 yi = yv[i]
                 status = self.step(xr, xi, nnz, yi, f)
                 if status != 0:
@@ -250,29 +251,14 @@ cdef class LearnerCore:
         cdef Py_ssize_t n = rows.n_rows, i
         out = np.zeros((n, self.n_outputs))
         cdef double[:, ::1] ov = out
-        cdef bint dense = rows.dense
-        cdef double[::1] data1
-        cdef double[:, ::1] data2
-        cdef const double* dp = NULL
-        cdef int[::1] iv = rows.indices
-        cdef long long[::1] pv = rows.indptr
-        cdef const int* ip = &iv[0] if iv.shape[0] else NULL
-        cdef int d_in = 0, status = 0
-        if dense:
-            data2 = rows.data
-            d_in = data2.shape[1]
-            if data2.shape[0] and d_in:
-                dp = &data2[0, 0]
-        else:
-            data1 = rows.data
-            if data1.shape[0]:
-                dp = &data1[0]
+        cdef RowView rv = row_view(rows)
+        cdef const double* xr
+        cdef const int* xi
+        cdef int nnz, status = 0
         with nogil:
             for i in range(n):
-                if dense:
-                    status = self.predict_row(dp + i * d_in, ip, d_in, &ov[i, 0])
-                else:
-                    status = self.predict_row(dp + pv[i], ip + pv[i], <int>(pv[i + 1] - pv[i]), &ov[i, 0])
+                get_row(&rv, i, &xr, &xi, &nnz)
+                status = self.predict_row(xr, xi, nnz, &ov[i, 0])
                 if status != 0:
                     break
         if status != 0:

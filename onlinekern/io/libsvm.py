@@ -20,12 +20,13 @@ import gzip
 import lzma
 import operator
 import os
-import tempfile
 import zlib
 from contextlib import ExitStack
 
 import numpy as np
 import scipy.sparse as sp
+
+from onlinekern.io.atomic import atomic_write
 
 from ._libsvm import ParseError, parse_libsvm
 
@@ -389,37 +390,4 @@ def save_libsvm(path, X, y):
         lines.append(f"{_format_float(label)} {feats}\n" if feats else f"{_format_float(label)}\n")
     text = "".join(lines).encode("ascii")
 
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        # mkstemp creates the file 0600; give it the mode a plain open() would have.
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    # Make the rename itself durable (best effort: not every platform can fsync a directory).
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    atomic_write(path, text)

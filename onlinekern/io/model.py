@@ -18,11 +18,11 @@ never leaves a half-written model.
 import importlib
 import io
 import json
-import os
-import tempfile
 import zipfile
 
 import numpy as np
+
+from onlinekern.io.atomic import atomic_write
 
 FORMAT = "onlinekern-model"
 VERSION = 1
@@ -73,33 +73,6 @@ def _unflatten(value, arrays, path):
     return value
 
 
-def atomic_write_bytes(path, data):
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename)."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
-    try:
-        # mkstemp creates 0600; give the file the mode a plain open() would (or the old file's)
-        try:
-            mode = os.stat(path).st_mode & 0o777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def save_model(learner, path, extra=None):
     """Save a fitted learner to ``path`` (atomic).  ``extra``: a JSON-ready dict stored alongside.
 
@@ -131,7 +104,7 @@ def save_model(learner, path, extra=None):
     payload = {"__header__": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)}
     payload.update(arrays)
     np.savez(buf, **payload)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write(path, buf.getvalue())
 
 
 def _core_class(name, path):
