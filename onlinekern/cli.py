@@ -205,6 +205,8 @@ PARAMS = {
     "theta": ParamSpec(None, (), "step-size scale theta of theta/(i + t0)", parse_float, "THETA"),
     "t0": ParamSpec(None, (), "step-size offset t0 of theta/(i + t0)", parse_float, "T0"),
     "eta_gamma": ParamSpec(None, (), "step size of the log-bandwidths", parse_float, "ETA"),
+    "init": ParamSpec(None, (), "initial weights: std s of w0 = s*N(0,1) (0 = zeros) or 'reference'",
+                      parse_auto, "S"),
     "norm_bound": ParamSpec(None, (), "radius of the competitor ball", parse_float, "B"),
     "n_samples": ParamSpec(None, (), "estimator samples per prediction", parse_int, "M"),
     "horizon": ParamSpec(None, (), "stream length T used to set the step size", parse_optional_int, "T"),

@@ -1,0 +1,401 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""RRF, Reparameterized Random Features (Nguyen, Le, Bui & Phung, IJCAI 2017), ALGORITHMS.md §3.12.
+
+The random Fourier map of FOGD with one learned log-scale per input feature: Omega = diag(e^rho) E,
+E fixed (FEATURES stream), so the kernel approximated is exp(-sum_n g_n (x_n - x'_n)^2) with
+g_n = e^{2 rho_n} / 2.  One step (paper Alg. 1 and eq. (9); spec §3.12 steps 1-5):
+
+1. a = Omega^T x; z = D^{-1/2} [cos a; sin a]; f = w^T z; record.
+2. h = l'(f, y) and v = w (binary, regression); multiclass: h = l'_m of the margin m = f_y - f_r
+   with the runner-up r held fixed, v = w_y - w_r.
+3. grad_w = h z + lambda w (multiclass: +h z on w_y, -h z on w_r, lambda w_c on every class).
+4. grad_rho_n = h x_n e^{rho_n} sum_j E_nj q_j,  q_j = D^{-1/2}(v^s_j cos a_j - v^c_j sin a_j):
+   one O(nnz D) pass like the projection, over the nonzeros of x only.
+5. w <- w - eta grad_w; rho <- clip(rho - eta_rho grad_rho) (both from the pre-update values).
+
+Overflow guard (not in the paper): rho_n is clipped to [rho_0 - L, rho_0 + L], L = ln(1e8), i.e.
+every per-feature frequency scale e^{rho_n} stays within a factor 1e8 of its start sqrt(2 g0)
+(g_n within 1e16 of g0).  The rho-gradient carries a factor e^{rho_n}, so a too large eta_rho
+feeds on itself: rho grows, the gradient grows, and without a bound e^{rho} overflows and the
+features become cos(inf) = NaN.  Inside the interval |a_j| <= 1e8 e^{rho_0} sum_n |x_n E_nj|, so
+scores stay finite; a width 1e8 times narrower or wider than the initial one is far outside any
+useful kernel (the IJCAI'17 grid spans 2^-8..2^8), so the bound never binds in a sane run.  A
+non-finite step (NaN) leaves rho_n unchanged.  Every clipped or refused coordinate update is
+counted in ``n_rho_clips``.
+"""
+from libc.math cimport exp, log
+from onlinekern._core.learner cimport TASK_MULTICLASS
+from onlinekern._core.features cimport FeatureCore
+from onlinekern._core.losses cimport TaskLoss, runner_up
+from onlinekern._core.vmath cimport ok_dot
+from onlinekern._core.weights cimport ScaledWeights
+
+import numbers
+import numpy as np
+from onlinekern._core.losses import TaskLoss as PyTaskLoss
+from onlinekern.base import FeatureLearner
+from onlinekern.learners.ogd import task_loss
+from onlinekern.seeding import INIT, rng
+
+RRF_LOSSES = ("hinge", "logistic", "squared", "absolute", "epsilon-insensitive")
+# half-width of the rho interval around rho_0: e^{rho_n} / e^{rho_0} in [1e-8, 1e8]
+RHO_RANGE = float(np.log(1e8))
+# init="reference": the tund/RRF code's w0 = 0.01 randn on unscaled features, i.e.
+# 0.01 sqrt(D) randn in onlinekern's D^{-1/2} scaling (§1.3 step-size conversion)
+REFERENCE_INIT = 0.01
+
+
+cdef class RRFCore(FeatureCore):
+    cdef public double eta, eta_rho, lam
+    cdef public TaskLoss loss
+    cdef readonly double rho0, rho_lo, rho_hi
+    cdef public long long n_rho_clips
+    cdef object rho_, fscale_, grho_, q_    # numpy buffers kept alive
+    cdef double* rho                        # d: log-scales
+    cdef double* fscale                     # d: e^{rho}, refreshed only where rho changed
+    cdef double* grho                       # d: rho-gradient accumulator, all zero between steps
+    cdef double* q                          # D: q_j without the factor h D^{-1/2} scale
+    cdef double h                           # l' (binary/regression) or l'_m (multiclass) of the last example
+    cdef int r                              # its runner-up (multiclass)
+
+    def _setup_rrf(self, double gamma0):
+        """rho_n = 1/2 ln(2 g0) for every feature (spec §3.12 table)."""
+        self.rho0 = 0.5 * log(2.0 * gamma0)
+        self.rho_lo = self.rho0 - RHO_RANGE
+        self.rho_hi = self.rho0 + RHO_RANGE
+        self.n_rho_clips = 0
+        # e^{rho_0} is stored as sqrt(2 g0), FOGD's scale, so that eta_rho = 0 reproduces FOGD
+        # bit for bit (§5.3); exp(0.5 log(2 g0)) may differ from it in the last bit.
+        self._bind(np.full(self.n_features, self.rho0), np.full(self.n_features, self.fmap.root))
+
+    def _bind(self, rho, fscale):
+        self.rho_ = np.ascontiguousarray(rho, dtype=np.float64).copy()
+        self.fscale_ = np.ascontiguousarray(fscale, dtype=np.float64).copy()
+        self.grho_ = np.zeros(self.n_features)
+        self.q_ = np.zeros(self.fmap.D)
+        cdef double[::1] a = self.rho_, b = self.fscale_, c = self.grho_, e = self.q_
+        self.rho = &a[0]
+        self.fscale = &b[0]
+        self.grho = &c[0]
+        self.q = &e[0]
+
+    # -- the pieces of one step, shared by step() and py_gradients() ----------------------------
+    cdef double _forward(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        """Steps 1-2: z, f (into out), g = dl/df (grad_buf), h and r.  Returns the loss."""
+        cdef double* g = self.grad_buf
+        cdef double val
+        cdef int yi
+        self.fmap.features(x, idx, nnz, self.fscale)
+        self.w.scores(self.fmap.cs, self.fmap.norm, out)
+        val = self.loss.grad(out, y, self.n_outputs, g)
+        if self.task == TASK_MULTICLASS:
+            yi = <int>y
+            # the loss took the same runner-up (same function, same scores); g_y = l'_m, g_r = -l'_m
+            self.r = runner_up(out, yi, self.n_outputs)
+            self.h = g[yi]
+        else:
+            self.r = -1
+            self.h = g[0]
+        return val
+
+    cdef void _rho_gradient(self, const double* x, const int* idx, int nnz, double y) noexcept nogil:
+        """Step 4: grho[n] += h x_n e^{rho_n} E_n . q for the nonzeros of x (pre-update w)."""
+        cdef int D = self.fmap.D, j, k, n
+        cdef const double* c = self.fmap.cs
+        cdef const double* s = self.fmap.cs + D
+        cdef const double* vy
+        cdef const double* vr
+        cdef double coef, u
+        if self.task == TASK_MULTICLASS:
+            vy = self.w.W + <Py_ssize_t>(<int>y) * self.w.F
+            vr = self.w.W + <Py_ssize_t>self.r * self.w.F
+            for j in range(D):
+                self.q[j] = (vy[D + j] - vr[D + j]) * c[j] - (vy[j] - vr[j]) * s[j]
+        else:
+            vy = self.w.W
+            for j in range(D):
+                self.q[j] = vy[D + j] * c[j] - vy[j] * s[j]
+        # the stored weights are w / scale, and z carries D^{-1/2}: fold both into one scalar
+        coef = self.h * self.fmap.norm * self.w.scale
+        for k in range(nnz):
+            n = idx[k]
+            u = x[k] * self.fscale[n]          # = x_n e^{rho_n}, the projection's own factor
+            if u != 0.0:
+                self.grho[n] += coef * u * ok_dot(self.fmap.E + <Py_ssize_t>n * D, self.q, D)
+
+    cdef void _update_w(self) noexcept nogil:
+        """Step 5 for w: w_c <- (1 - eta lambda) w_c - eta g_c z (FOGD's exact operations)."""
+        cdef double* g = self.grad_buf
+        cdef int c
+        if self.lam > 0.0:
+            self.w.shrink(1.0 - self.eta * self.lam)
+        for c in range(self.n_outputs):
+            if g[c] != 0.0:
+                self.w.axpy(c, -self.eta * g[c] * self.fmap.norm, self.fmap.cs)
+
+    cdef void _update_rho(self, const int* idx, int nnz) noexcept nogil:
+        """Step 5 for rho, clipped; e^{rho_n} recomputed only where rho_n changed."""
+        cdef int k, n
+        cdef double gr, new
+        for k in range(nnz):
+            n = idx[k]
+            gr = self.grho[n]
+            if gr == 0.0:                      # x_n = 0, or already applied (duplicate index)
+                continue
+            self.grho[n] = 0.0
+            new = self.rho[n] - self.eta_rho * gr
+            if new > self.rho_hi:
+                new = self.rho_hi
+                self.n_rho_clips += 1
+            elif new < self.rho_lo:
+                new = self.rho_lo
+                self.n_rho_clips += 1
+            elif new != new:                   # NaN (0 * inf in the gradient): refuse the step
+                new = self.rho[n]
+                self.n_rho_clips += 1
+            if new != self.rho[n]:
+                self.rho[n] = new
+                self.fscale[n] = exp(new)
+
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        self.fmap.features(x, idx, nnz, self.fscale)
+        self.w.scores(self.fmap.cs, self.fmap.norm, out)
+        return 0
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        self._forward(x, idx, nnz, y, out)
+        # h = 0 (flat side of a kink) or eta_rho = 0: rho does not move, skip the O(nnz D) pass
+        cdef bint move_rho = self.h != 0.0 and self.eta_rho != 0.0
+        if move_rho:
+            self._rho_gradient(x, idx, nnz, y)
+        self._update_w()
+        if move_rho:
+            self._update_rho(idx, nnz)
+        return 0
+
+    # -- Python access for tests and the learner's attributes -----------------------------------
+    def py_gradients(self, x, y):
+        """(J, grad_w, grad_rho) at one example, without changing the model.
+
+        Computed by the compiled pieces of ``step`` (the same z, f, loss, h, runner-up and
+        rho pass).  J = l(f, y) + lambda/2 ||w||^2 is the objective whose gradient ``step``
+        follows; grad_w has shape (n_outputs, 2D), grad_rho shape (n_features,).  ``x`` is a dense
+        row; ``y`` is encoded (+-1, class index, or real target).
+        """
+        cdef double[::1] xv = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        if xv.shape[0] != self.n_features:
+            raise ValueError(f"x has {xv.shape[0]} values, expected {self.n_features}")
+        if self.task == TASK_MULTICLASS and not (0 <= y < self.n_outputs and y == int(y)):
+            raise ValueError("y must be a class index")
+        cdef int[::1] iv = np.arange(self.n_features, dtype=np.int32)
+        f = np.zeros(self.n_outputs)
+        cdef double[::1] fv = f
+        cdef double yy = y, val
+        with nogil:
+            val = self._forward(&xv[0], &iv[0], self.n_features, yy, &fv[0])
+            if self.h != 0.0:
+                self._rho_gradient(&xv[0], &iv[0], self.n_features, yy)
+        grad_rho = np.array(self.grho_)
+        self.grho_[...] = 0.0
+        g = np.array([self.grad_buf[c] for c in range(self.n_outputs)])
+        z = self.fmap.norm * np.array([self.fmap.cs[j] for j in range(2 * self.fmap.D)])
+        w = self.w.values
+        grad_w = np.outer(g, z) + self.lam * w
+        return float(val) + 0.5 * self.lam * float(np.sum(w * w)), grad_w, grad_rho
+
+    def transform(self, rows):
+        """z(x) of the learned map (Omega = diag(e^rho) E) for every row: array (n, 2D)."""
+        cdef Py_ssize_t n = rows.n_rows, i
+        out = np.zeros((n, 2 * self.fmap.D))
+        cdef double[:, ::1] ov = out
+        cdef double[::1] d1
+        cdef double[:, ::1] d2
+        cdef int[::1] iv = rows.indices
+        cdef long long[::1] pv = rows.indptr
+        cdef int j, din = 0
+        cdef bint dense = rows.dense
+        if n == 0:
+            return out
+        if dense:
+            d2 = rows.data
+            din = d2.shape[1]
+        else:
+            d1 = rows.data
+        for i in range(n):
+            if dense:
+                self.fmap.features(&d2[i, 0] if din else NULL, &iv[0] if din else NULL, din, self.fscale)
+            elif pv[i + 1] > pv[i]:
+                self.fmap.features(&d1[pv[i]], &iv[pv[i]], <int>(pv[i + 1] - pv[i]), self.fscale)
+            else:
+                self.fmap.features(NULL, NULL, 0, self.fscale)
+            for j in range(2 * self.fmap.D):
+                ov[i, j] = self.fmap.norm * self.fmap.cs[j]
+        return out
+
+    @property
+    def log_bandwidth(self):
+        """rho (copy), shape (n_features,)."""
+        return np.array(self.rho_)
+
+    @property
+    def feature_scale(self):
+        """e^{rho} as used by the feature map (copy)."""
+        return np.array(self.fscale_)
+
+    def get_state(self):
+        st = FeatureCore.get_state(self)
+        st.update(eta=self.eta, eta_rho=self.eta_rho, lam=self.lam, loss=self.loss.spec, rho0=self.rho0,
+                  rho=np.array(self.rho_), feat_scale=np.array(self.fscale_), n_rho_clips=self.n_rho_clips)
+        return st
+
+    def set_state(self, st):
+        FeatureCore.set_state(self, st)
+        self.eta, self.eta_rho, self.lam = float(st["eta"]), float(st["eta_rho"]), float(st["lam"])
+        self.loss = task_loss(st["loss"], self.task)
+        rho0 = float(st["rho0"])
+        rho = np.asarray(st["rho"], dtype=np.float64)
+        fscale = np.asarray(st["feat_scale"], dtype=np.float64)
+        d = self.n_features
+        if rho.shape != (d,) or fscale.shape != (d,):
+            raise ValueError(f"rho and feat_scale must have shape ({d},)")
+        if not (np.isfinite(rho0) and np.all(np.isfinite(rho)) and np.all(np.isfinite(fscale))):
+            raise ValueError("rho and feat_scale must be finite")
+        if np.any(np.abs(rho - rho0) > RHO_RANGE * (1 + 1e-12)):
+            raise ValueError("rho lies outside its clipping interval")
+        if np.any(np.abs(fscale / np.exp(rho) - 1.0) > 1e-12):
+            raise ValueError("feat_scale does not equal exp(rho)")
+        if not (self.eta > 0 and self.eta_rho >= 0 and self.lam >= 0):
+            raise ValueError("eta must be > 0, eta_rho and lam >= 0")
+        self.rho0 = rho0
+        self.rho_lo = rho0 - RHO_RANGE
+        self.rho_hi = rho0 + RHO_RANGE
+        self.n_rho_clips = int(st["n_rho_clips"])
+        self._bind(rho, fscale)
+
+
+class RRF(FeatureLearner):
+    """Reparameterized random features: FOGD that also learns one kernel width per input feature.
+
+    Nguyen, Le, Bui & Phung, "Large-scale online kernel learning with random feature
+    reparameterization", IJCAI 2017 (Algorithm 1, eq. (9)).  ALGORITHMS.md §3.12.
+    Omega = diag(e^rho) E with E ~ N(0, 1)^{d x D} fixed (FEATURES stream); w and the log-scales
+    rho are updated by one stochastic gradient step each per example.  The learned kernel is
+    exp(-sum_n g_n (x_n - x'_n)^2) with g_n = e^{2 rho_n}/2 (``bandwidth_``).
+
+    Overflow guard: rho_n is clipped to rho_0 +- ln(1e8) (e^{rho_n} within a factor 1e8 of
+    its initial sqrt(2 g0)), so a diverging eta_gamma can never make a score NaN or infinite;
+    ``n_rho_clips_`` counts the clipped coordinate updates.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of frequencies D (2D weights) (100, paper §4.2).
+    gamma : float, 'median' or None
+        Initial per-feature width g0 (0.5: rho = 0, paper Alg. 1); None = 1/n_features.
+    eta : float
+        Step size of w in the scaled-feature convention (0.3 = the reference demo's 0.003 times D).
+    eta_gamma : float
+        Step size of the log-bandwidths rho (1e-4, reference demo learning_rate_gamma; paper
+        Alg. 1 uses eta for both); 0 = FOGD with g = g0, bit for bit (§5.3).
+    lam : float
+        L2 regularisation of w (0, paper Alg. 1).
+    init : float or 'reference'
+        Initial weights w0 = init * N(0, 1) draws from the INIT stream (0: w0 = 0, the paper);
+        'reference' = 0.01 sqrt(D), the tund/RRF code's 0.01 randn in this scaling.
+    loss : str
+        hinge (default) or logistic (binary; multiclass in margin form with the runner-up);
+        squared (l2), absolute (l1), epsilon-insensitive (eps; the regression default) for
+        regression.
+    epsilon : float
+        Width of the epsilon-insensitive tube (0.1).
+    seed : int
+        Decides E (FEATURES stream), w0 (INIT stream) and the median heuristic.
+    n_threads : int or None
+        Accepted for a uniform API; an RRF step at D = 100 is too small to split.
+
+    Attributes
+    ----------
+    log_bandwidth_ : ndarray (n_features,)
+        rho.
+    bandwidth_ : ndarray (n_features,)
+        Per-feature kernel widths g_n = e^{2 rho_n}/2.
+    n_rho_clips_ : int
+        Coordinate updates of rho clipped by the overflow guard.
+    coef_ : ndarray (2D,) or (C, 2D)
+        Weights of z(x).
+    feature_map_ : RandomFourierMap
+        Holds E and g0; its ``transform`` is the *initial* map.  ``RRF.transform`` applies the
+        learned one.
+    """
+
+    family = "rrf"
+    losses = RRF_LOSSES
+    summary = ("reparameterized random features: FOGD learning one kernel width per input feature "
+               "(e^rho kept within a factor 1e8 of its start)")
+    paper = "Nguyen, Le, Bui & Phung, IJCAI 2017"
+
+    def __init__(self, n_components=100, gamma=0.5, eta=0.3, eta_gamma=1e-4, lam=0.0, init=0.0,
+                 loss="hinge", epsilon=0.1, seed=0, n_threads=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.eta = eta
+        self.eta_gamma = eta_gamma
+        self.lam = lam
+        self.init = init
+        self.loss = loss
+        self.epsilon = epsilon
+        self.seed = seed
+        self.n_threads = n_threads
+
+    def _init_scale(self):
+        init = self.init
+        if isinstance(init, str):
+            if init.strip().lower() != "reference":
+                raise ValueError(f"init must be a non-negative number or 'reference', got {init!r}")
+            return REFERENCE_INIT * np.sqrt(int(self.n_components))
+        if isinstance(init, (bool, np.bool_)) or not isinstance(init, numbers.Real) or not np.isfinite(init) or init < 0:
+            raise ValueError(f"init must be a non-negative number or 'reference', got {init!r}")
+        return float(init)
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        eg = self.eta_gamma
+        if isinstance(eg, (bool, np.bool_)) or not isinstance(eg, numbers.Real) or not np.isfinite(eg) or eg < 0:
+            raise ValueError(f"eta_gamma must be a non-negative finite number, got {eg!r}")
+        s = self._init_scale()
+        core = RRFCore()
+        core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None,
+                             self._n_threads())
+        core.eta, core.eta_rho, core.lam = float(self.eta), float(eg), float(self.lam)
+        core.loss = PyTaskLoss(self.loss, task == TASK_MULTICLASS, self.epsilon)
+        core._setup_rrf(gamma)
+        if s > 0:
+            w0 = s * rng(self.seed, INIT).standard_normal((core.n_outputs, 2 * int(self.n_components)))
+            core.w = ScaledWeights(core.n_outputs, 2 * int(self.n_components), w0)
+        return core
+
+    def transform(self, X):
+        """z(x) = D^{-1/2}[cos Omega^T x; sin Omega^T x] with the learned Omega = diag(e^rho) E.
+
+        (``feature_map_.transform`` gives the initial map, Omega = sqrt(2 g0) E.)  The scores are
+        ``transform(X) @ coef_.T``.
+        """
+        from onlinekern._core.learner import RowData
+        self._check_fitted()
+        return self.core_.transform(RowData(self._check_X(X), self.n_features_in_))
+
+    @property
+    def log_bandwidth_(self):
+        """Learned log-scales rho, shape (n_features,)."""
+        self._check_fitted()
+        return self.core_.log_bandwidth
+
+    @property
+    def bandwidth_(self):
+        """Learned per-feature kernel widths g_n = e^{2 rho_n}/2, shape (n_features,)."""
+        return 0.5 * np.exp(2.0 * self.log_bandwidth_)
+
+    @property
+    def n_rho_clips_(self):
+        """Coordinate updates of rho clipped by the overflow guard."""
+        self._check_fitted()
+        return int(self.core_.n_rho_clips)
