@@ -169,8 +169,9 @@ PARAMS = {
                        "'median' (median heuristic) or 'none' (1/n_features)", parse_gamma, "G",
                        "1/n_features"),
     "eta": ParamSpec("-e", (), "step size (learning rate)", parse_float, "ETA"),
-    "lam": ParamSpec(None, ("--lambda",), "L2 regularisation lambda (every step shrinks the model "
-                     "by 1 - eta*lambda)", parse_float, "LAMBDA"),
+    "lam": ParamSpec(None, ("--lambda",), "L2 regularisation lambda (OGD-style learners shrink by "
+                     "1 - eta*lambda per step, Pegasos-style ones use steps 1/(lambda*t): see -a NAME --help)",
+                     parse_float, "LAMBDA"),
     "loss": ParamSpec(None, (), "loss: hinge, logistic (logit), squared-hinge (sqhinge), softmax; "
                       "regression: squared (l2), absolute (l1), epsilon-insensitive (eps), huber, "
                       "quantile", parse_loss, "LOSS"),
