@@ -70,7 +70,7 @@ PARAM_CHECKS = {
     "huber_delta": _positive,
     "quantile": _unit_open,
     "n_components": _positive_int,
-    "budget": _positive_int,
+    "budget": _positive_int,             # None only where the learner's default is None
     "seed": _seed,
     "n_threads": _threads,
     "gamma": _gamma,
@@ -115,8 +115,11 @@ class OnlineLearner:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def _validate_params(self):
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
         for name, value in self.get_params().items():
             check = PARAM_CHECKS.get(name)
+            if value is None and defaults.get(name, 0) is None:
+                continue                 # None is this learner's own default ("none"/"automatic")
             if check is not None:
                 check(name, value)
         if "loss" in self._get_param_names():

@@ -199,6 +199,7 @@ PARAMS = {
                             parse_float, "C"),
     "sampling": ParamSpec(None, (), "'uniform' or 'nonuniform' removal sampling", parse_str, "RULE"),
     "proj_eta": ParamSpec(None, (), "projection threshold on delta", parse_float, "ETA"),
+    "c": ParamSpec("-c", (), "PA-I aggressiveness C", parse_float, "C"),
     "margin_rule": ParamSpec(None, (), "margin-update rule", parse_str, "RULE"),
     "batch_size": ParamSpec(None, (), "examples per mini-batch", parse_int, "B"),
     "block_size": ParamSpec(None, (), "new random frequencies per iteration", parse_int, "F"),

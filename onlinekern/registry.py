@@ -64,7 +64,7 @@ def available_learners():
 
 def resolve(name):
     """(class, fixed parameters) for a learner name; ValueError with a suggestion if unknown."""
-    key = str(name).strip().lower()
+    key = str(name).strip().lower().replace("++", "pp")   # projectron++ is projectronpp
     table = available_learners()
     if key in table:
         info = table[key]

@@ -1,0 +1,179 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""BPAs, Budgeted Passive-Aggressive "simple" (Wang & Vucetic, "Online passive-aggressive
+algorithms on a budget", AISTATS 2010), ALGORITHMS.md §3.6.
+
+PA-I with the hinge loss: on l = max(0, 1 - y_t f) > 0, tau = min(C, l / k_tt).  Below the budget
+x_t joins S with tau y_t.  At the budget, for every SV r the candidate update "remove r, project
+alpha_r k(x_r, .) onto k(x_t, .) and add the PA step" gives
+
+    beta_r = alpha_r k_rt + tau y_t,  f_r = f - alpha_r k_rt + beta_r,
+    Q_r = 1/2 (alpha_r^2 + beta_r^2 - 2 alpha_r beta_r k_rt) + C max(0, 1 - y_t f_r),
+
+and the SV r* = argmin Q_r (first slot on ties, the LSOKL array order: SVs are replaced in
+place) is replaced by (x_t, beta_{r*}).  k_rt = k(x_r, x_t) is the kernel row of the prediction
+(left in the SupportSet by ``predict``), so a step costs O(B d) + O(B C).
+
+Multiclass (LSOKL Matlab): l = max(0, 1 - (f_y - f_s)) with s the runner-up, tau = min(C, l/2),
+beta_r = alpha_r k_rt + tau (e_y - e_s), the distance ||alpha_r||^2 + ||beta_r||^2
+- 2 k_rt alpha_r . beta_r (halved in Q_r as in the binary rule and the Matlab code) and l_r from the
+multiclass margin of f - alpha_r k_rt + beta_r (its own runner-up).
+"""
+from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS
+from onlinekern._core.support cimport KernelCore
+from onlinekern._core.losses cimport runner_up
+
+import numbers
+
+import numpy as np
+
+from onlinekern.base import KernelLearner
+
+
+cdef class BPAsCore(KernelCore):
+    cdef public double c
+    cdef readonly Py_ssize_t budget
+    cdef object scratch2_
+    cdef double* beta                 # n_outputs: candidate beta_r
+    cdef double* best                 # n_outputs: beta of the best candidate so far
+    cdef double* fr                   # n_outputs: f_r
+
+    def _setup_bpas(self, Py_ssize_t budget):
+        self.budget = budget
+        buf = np.zeros(3 * self.n_outputs)
+        self.scratch2_ = buf
+        cdef double[::1] v = buf
+        self.beta = &v[0]
+        self.best = &v[self.n_outputs]
+        self.fr = &v[2 * self.n_outputs]
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        if self.task == TASK_BINARY:
+            return self.step_binary(x, idx, nnz, y, out)
+        return self.step_multiclass(x, idx, nnz, <int>y, out)
+
+    cdef int step_binary(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        cdef double f, l, tau, ar, krt, b, fr, lr, Q, Qbest = 0.0, bbest = 0.0
+        cdef Py_ssize_t r, rbest = -1
+        self.kernel_scores(x, idx, nnz, out)
+        f = out[0]
+        l = 1.0 - y * f
+        if not l > 0.0:
+            return 0
+        tau = l if l < self.c else self.c          # min(C, l / k_tt), k_tt = 1
+        if self.sv.n < self.budget:
+            b = tau * y
+            return 0 if self.sv.append(x, idx, nnz, self.xsq, &b) >= 0 else -1
+        for r in range(self.sv.n):
+            krt = self.sv.k[r]
+            ar = self.sv.alpha(r, 0)
+            b = ar * krt + tau * y
+            fr = f - ar * krt + b
+            lr = 1.0 - y * fr
+            if lr < 0.0:
+                lr = 0.0
+            Q = 0.5 * (ar * ar + b * b - 2.0 * ar * b * krt) + self.c * lr
+            if rbest < 0 or Q < Qbest:
+                rbest, Qbest, bbest = r, Q, b
+        self.sv.replace(rbest, x, idx, nnz, self.xsq, &bbest)
+        return 0
+
+    cdef int step_multiclass(self, const double* x, const int* idx, int nnz, int y, double* out) noexcept nogil:
+        cdef int C = self.n_outputs, s, k
+        cdef double l, tau, krt, ar, dist, lr, Q, Qbest = 0.0
+        cdef Py_ssize_t r, rbest = -1
+        self.kernel_scores(x, idx, nnz, out)
+        s = runner_up(out, y, C)
+        l = 1.0 - (out[y] - out[s])
+        if not l > 0.0:
+            return 0
+        tau = 0.5 * l if 0.5 * l < self.c else self.c     # min(C, l / ||e_y - e_s||^2)
+        if self.sv.n < self.budget:
+            for k in range(C):
+                self.beta[k] = 0.0
+            self.beta[y] = tau
+            self.beta[s] = -tau
+            return 0 if self.sv.append(x, idx, nnz, self.xsq, self.beta) >= 0 else -1
+        for r in range(self.sv.n):
+            krt = self.sv.k[r]
+            dist = 0.0
+            for k in range(C):
+                ar = self.sv.alpha(r, k)
+                self.beta[k] = ar * krt
+                self.fr[k] = out[k] - ar * krt
+            self.beta[y] += tau
+            self.beta[s] -= tau
+            for k in range(C):
+                ar = self.sv.alpha(r, k)
+                self.fr[k] += self.beta[k]
+                dist += ar * ar + self.beta[k] * self.beta[k] - 2.0 * krt * ar * self.beta[k]
+            lr = 1.0 - (self.fr[y] - self.fr[runner_up(self.fr, y, C)])
+            if lr < 0.0:
+                lr = 0.0
+            Q = 0.5 * dist + self.c * lr
+            if rbest < 0 or Q < Qbest:
+                rbest, Qbest = r, Q
+                for k in range(C):
+                    self.best[k] = self.beta[k]
+        self.sv.replace(rbest, x, idx, nnz, self.xsq, self.best)
+        return 0
+
+    def get_state(self):
+        st = KernelCore.get_state(self)
+        st.update(c=self.c, budget=int(self.budget))
+        return st
+
+    def set_state(self, st):
+        KernelCore.set_state(self, st)
+        self.c = float(st["c"])
+        budget = int(st["budget"])
+        if budget < 1 or self.sv.budget != budget:
+            raise ValueError("BPAs state: budget does not match the support set")
+        self._setup_bpas(budget)
+
+
+class BPAs(KernelLearner):
+    """Budgeted Passive-Aggressive (simple): PA-I that, at the budget, replaces the SV whose
+    removal plus projection onto the new example costs least.
+
+    Wang & Vucetic, "Online passive-aggressive algorithms on a budget", AISTATS 2010 (BPA-S).
+    ALGORITHMS.md §3.6: binary PA-I with tau = min(C, l); multiclass by the LSOKL Matlab rule
+    (tau = min(C, l/2), Crammer–Singer direction e_y - e_s).  No regression.
+
+    Parameters
+    ----------
+    gamma : float, 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    budget : int
+        Maximum number of support vectors B (100, KOL).
+    c : float
+        PA-I aggressiveness C (1: KOL -cbpas, LSOKL C_BPAs).
+    seed : int
+        Seed (used by gamma='median').
+    n_threads : int or None
+        Threads for the kernel sum over support vectors (None: all cores).
+    """
+
+    family = "bpas"
+    tasks = ("binary", "multiclass")
+    summary = "Budgeted Passive-Aggressive (simple): PA-I that replaces the cheapest SV at the budget"
+    paper = "Wang & Vucetic, AISTATS 2010"
+
+    def __init__(self, gamma=None, budget=100, c=1.0, seed=0, n_threads=None):
+        self.gamma = gamma
+        self.budget = budget
+        self.c = c
+        self.seed = seed
+        self.n_threads = n_threads
+
+    def _validate_params(self):
+        super()._validate_params()
+        v = self.c
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+            raise ValueError(f"c must be a positive finite number, got {v!r}")
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        core = BPAsCore()
+        core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget), self._n_threads())
+        core.c = float(self.c)
+        core._setup_bpas(int(self.budget))
+        return core

@@ -1,0 +1,146 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""RBP, the Randomized Budget Perceptron (Cavallanti, Cesa-Bianchi & Gentile, Machine Learning
+69(2-3), 2007), ALGORITHMS.md §3.3.
+
+The kernel Perceptron (§3.1) with a hard budget B: immediately before an append, if |S| = B, one
+SV chosen uniformly at random is deleted.  The choice is ``integers(B)`` on the CHOICE stream
+(§1.5), consumed in call order, and indexes S in *insertion order* (position 0 = oldest SV), the
+order §1.1 says S keeps and the LSOKL Matlab code's array order (it deletes from the array and
+appends at its end).  The SupportSet stores SVs in slots (removal moves the last slot into the
+hole), so a small array ``pos`` maps insertion positions to slots; keeping it up to date costs
+O(B) integer moves per removal, negligible next to the O(B d) kernel row.
+"""
+from libc.string cimport memmove
+
+from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
+from onlinekern._core.support cimport KernelCore
+from onlinekern._core.losses cimport runner_up
+from onlinekern._core.rng cimport RandomStream
+
+import numpy as np
+
+from onlinekern.base import KernelLearner
+from onlinekern.seeding import CHOICE
+
+
+cdef class RBPCore(KernelCore):
+    cdef public double eta, epsilon
+    cdef readonly Py_ssize_t budget
+    cdef public RandomStream rng
+    cdef object pos_                 # int64 array (budget,): slot of the SV at insertion position j
+    cdef long long* pos
+
+    def _setup_budget(self, Py_ssize_t budget, seed, state=None):
+        self.budget = budget
+        self.rng = RandomStream(seed, CHOICE, state=state)
+        self.pos_ = np.zeros(max(budget, 1), dtype=np.int64)
+        cdef long long[::1] v = self.pos_
+        self.pos = &v[0]
+        # positions of the SVs present (slots sorted by insertion stamp)
+        order = self.sv.insertion_order
+        self.pos_[:len(order)] = order
+
+    cdef void remove_position(self, Py_ssize_t j) noexcept nogil:
+        """Delete the SV at insertion position j, keeping pos consistent with the slot layout."""
+        cdef Py_ssize_t n = self.sv.n, slot = self.pos[j], last = n - 1, p
+        memmove(self.pos + j, self.pos + j + 1, (n - 1 - j) * sizeof(long long))
+        self.sv.remove(slot)                  # the SV in slot `last` now lives in `slot`
+        if slot != last:
+            for p in range(n - 1):
+                if self.pos[p] == last:
+                    self.pos[p] = slot
+                    break
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        cdef double* a = self.grad_buf
+        cdef int c, yi
+        cdef Py_ssize_t slot
+        self.kernel_scores(x, idx, nnz, out)
+        # the Perceptron's update decision (§3.1)
+        if self.task == TASK_REGRESSION:
+            if y - out[0] > self.epsilon:
+                a[0] = self.eta
+            elif out[0] - y > self.epsilon:
+                a[0] = -self.eta
+            else:
+                return 0
+        elif not is_mistake(self.task, out, y, self.n_outputs):
+            return 0
+        elif self.task == TASK_BINARY:
+            a[0] = y
+        else:
+            yi = <int>y
+            for c in range(self.n_outputs):
+                a[c] = 0.0
+            a[yi] = 1.0
+            a[runner_up(out, yi, self.n_outputs)] = -1.0
+        # budget: uniform random removal just before the append (§3.3)
+        if self.sv.n >= self.budget:
+            self.remove_position(self.rng.integers(self.sv.n))
+        slot = self.sv.append(x, idx, nnz, self.xsq, a)
+        if slot < 0:
+            return -1
+        self.pos[self.sv.n - 1] = slot
+        return 0
+
+    def get_state(self):
+        st = KernelCore.get_state(self)
+        st.update(eta=self.eta, epsilon=self.epsilon, budget=int(self.budget), rng=self.rng.state)
+        return st
+
+    def set_state(self, st):
+        KernelCore.set_state(self, st)
+        self.eta, self.epsilon = float(st["eta"]), float(st["epsilon"])
+        budget = int(st["budget"])
+        if budget < 1 or self.sv.budget != budget:
+            raise ValueError("RBP state: budget does not match the support set")
+        self._setup_budget(budget, 0, st["rng"])
+
+
+class RBP(KernelLearner):
+    """Randomized Budget Perceptron: the kernel Perceptron that deletes a uniformly random SV
+    before adding one when the budget is full.
+
+    Cavallanti, Cesa-Bianchi & Gentile, "Tracking the best hyperplane with a simple budget
+    Perceptron", Machine Learning 69(2-3), 2007.  ALGORITHMS.md §3.3: binary (append y_t on
+    y_t f <= 0), multiclass (Crammer–Singer step of size 1) and regression (LSOKL epsilon-tube:
+    append eta sign(y - f) when |y - f| > epsilon).  The removed SV is position
+    ``integers(B)`` of S in insertion order, drawn from the CHOICE stream of ``seed`` (§1.5).
+
+    Parameters
+    ----------
+    gamma : float, 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    budget : int
+        Maximum number of support vectors B (100: KOL -B; LSOKL Matlab uses 50).
+    eta : float
+        Regression step (0.1: LSOKL Matlab eta_perceptron).
+    epsilon : float
+        Regression tube (0.1: LSOKL Matlab epsl).
+    task : {'classification', 'regression'}
+    seed : int
+        Seed of the removal choices (stream CHOICE) and of gamma='median'.
+    n_threads : int or None
+        Threads for the kernel sum over support vectors (None: all cores).
+    """
+
+    family = "rbp"
+    summary = "Randomized Budget Perceptron: Perceptron that deletes a random SV when the budget is full"
+    paper = "Cavallanti, Cesa-Bianchi & Gentile, Machine Learning 2007"
+
+    def __init__(self, gamma=None, budget=100, eta=0.1, epsilon=0.1, task="classification", seed=0,
+                 n_threads=None):
+        self.gamma = gamma
+        self.budget = budget
+        self.eta = eta
+        self.epsilon = epsilon
+        self.task = task
+        self.seed = seed
+        self.n_threads = n_threads
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        core = RBPCore()
+        core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget), self._n_threads())
+        core.eta, core.epsilon = float(self.eta), float(self.epsilon)
+        core._setup_budget(int(self.budget), self.seed)
+        return core

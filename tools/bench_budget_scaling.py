@@ -1,0 +1,165 @@
+"""Does a budgeted learner cost O(B) per example?  Time one pass over ijcnn1 at B = 250 ... 2000.
+
+Acceptance check of the budgeted kernel family: doubling the budget B should at most double the
+time per example (the kernel row over B support vectors dominates; learners with O(B^2) updates,
+such as a budgeted Projectron's K^-1, show up as ratios above 2).
+
+Every learner class registered in ``onlinekern.available_learners()`` that has a ``budget``
+parameter is included (whoever wrote it), with its default loss, ``gamma`` from ``--gamma`` and
+every other hyper-parameter at its default.  One pass in file order over ijcnn1 + ijcnn1.t
+(141,691 rows, decompressed from ``--data-dir`` into a temporary directory); the learning time
+excludes loading (``run_online(...).seconds``).  Each figure is the median of ``--repeats`` runs,
+and the runs are interleaved (repeat, then learner, then B) so the noise of a shared machine
+spreads over all cells.  Output: a Markdown table of microseconds per example and of the ratios
+time(2B)/time(B), then the mistake rates and final model sizes (a learner whose model never
+reaches B, e.g. a Projectron, does not test its B-sized cost at that B).
+
+    python tools/bench_budget_scaling.py                               # every budgeted learner
+    python tools/bench_budget_scaling.py --learners rbp,forgetron --rows 20000
+"""
+import argparse
+import json
+import lzma
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import onlinekern as ok  # noqa: E402
+
+
+def budgeted_learners():
+    """{name: class} of every registered learner class with a ``budget`` parameter (its family
+    name, i.e. its default loss)."""
+    out = {}
+    seen = set()
+    for name, info in ok.available_learners().items():
+        cls = info["class"]
+        if cls in seen or "budget" not in cls._get_param_names():
+            continue
+        seen.add(cls)
+        out[info["family"]] = cls
+    return out
+
+
+def load_ijcnn1(data_dir, rows=None):
+    """ijcnn1 followed by ijcnn1.t (CSR, labels), decompressed into a temporary directory."""
+    data_dir = Path(data_dir)
+    parts = []
+    with tempfile.TemporaryDirectory(prefix="onlinekern-bench-") as tmp:
+        for name in ("ijcnn1", "ijcnn1.t"):
+            src = data_dir / (name + ".xz")
+            if not src.exists():
+                raise SystemExit(f"bench_budget_scaling: {src} not found (use --data-dir)")
+            out = Path(tmp) / name
+            with lzma.open(src) as f:
+                out.write_bytes(f.read())
+            parts.append(ok.load_libsvm(out, n_features=22))
+    X = sp.vstack([p[0] for p in parts]).tocsr()
+    y = np.concatenate([p[1] for p in parts])
+    if rows is not None:
+        X, y = X[:rows], y[:rows]
+    return X, y
+
+
+def make(cls, budget, gamma, threads):
+    names = cls._get_param_names()
+    params = {"budget": budget}
+    if "gamma" in names:
+        params["gamma"] = gamma
+    if "n_threads" in names:
+        params["n_threads"] = threads
+    return cls(**params)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"),
+                    help="folder with ijcnn1.xz and ijcnn1.t.xz (default: ../shared/data)")
+    ap.add_argument("--rows", type=int, default=None, help="use the first N rows (default: all 141,691)")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per cell; the median is reported (3)")
+    ap.add_argument("--budgets", default="250,500,1000,2000", help="comma-separated budgets")
+    ap.add_argument("--learners", default=None,
+                    help="comma-separated family names (default: every learner with a budget)")
+    ap.add_argument("--gamma", type=float, default=1.0, help="kernel width g (1.0)")
+    ap.add_argument("--threads", type=int, default=1, help="n_threads of every learner (1)")
+    ap.add_argument("--tolerance", type=float, default=0.0,
+                    help="measurement slack of the verdict: a ratio passes if <= 2 (1 + TOL) (0)")
+    ap.add_argument("--json", default=None, help="also write the figures to this file")
+    ns = ap.parse_args(argv)
+
+    table = budgeted_learners()
+    if ns.learners:
+        wanted = [w.strip() for w in ns.learners.split(",") if w.strip()]
+        unknown = [w for w in wanted if w not in table]
+        if unknown:
+            raise SystemExit(f"bench_budget_scaling: no budgeted learner {unknown} (have: {', '.join(table)})")
+        table = {w: table[w] for w in wanted}
+    budgets = [int(b) for b in ns.budgets.split(",")]
+    X, y = load_ijcnn1(ns.data_dir, ns.rows)
+    n = X.shape[0]
+    print(f"ijcnn1: {n} rows, {X.shape[1]} features; gamma = {ns.gamma:g}, threads = {ns.threads}, "
+          f"median of {ns.repeats}; learners: {', '.join(table)}", file=sys.stderr)
+
+    times = {(name, b): [] for name in table for b in budgets}
+    errors = {}
+    sizes = {}
+    failed = {}
+    t_start = time.time()
+    for rep in range(ns.repeats):
+        for name, cls in table.items():
+            for b in budgets:
+                if name in failed:
+                    continue
+                try:
+                    res = ok.run_online(make(cls, b, ns.gamma, ns.threads), X, y, checkpoints=None)
+                except Exception as exc:  # noqa: BLE001 - report and go on with the others
+                    failed[name] = f"{type(exc).__name__}: {exc}"
+                    continue
+                times[(name, b)].append(res.seconds)
+                errors[(name, b)] = res.error
+                sizes[(name, b)] = res.model_size
+                print(f"  repeat {rep + 1}: {name:<14} B={b:<5} {1e6 * res.seconds / n:9.2f} us/example, "
+                      f"error {res.error:.2f}, size {res.model_size}  [{time.time() - t_start:.0f} s]",
+                      file=sys.stderr, flush=True)
+
+    us = {k: 1e6 * statistics.median(v) / n for k, v in times.items() if v}
+    head = ["learner"] + [f"B={b} (µs/ex)" for b in budgets] + \
+        [f"{b2}/{b1}" for b1, b2 in zip(budgets, budgets[1:])] + \
+        ["all ratios <= 2" + (f" (1 + {ns.tolerance:g})" if ns.tolerance else "")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in table:
+        if name in failed:
+            lines.append(f"| {name} | failed: {failed[name]} |")
+            continue
+        row = [name] + [f"{us[(name, b)]:.2f}" for b in budgets]
+        ratios = [us[(name, b2)] / us[(name, b1)] for b1, b2 in zip(budgets, budgets[1:])]
+        row += [f"{r:.2f}" for r in ratios]
+        row.append("yes" if all(r <= 2.0 * (1 + ns.tolerance) for r in ratios) else "no")
+        lines.append("| " + " | ".join(row) + " |")
+    print("\n".join(lines))
+    print()
+    head = ["learner"] + [f"B={b}: error (size)" for b in budgets]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in table:
+        if name not in failed:
+            cells = [f"{errors[(name, b)]:.2f} ({sizes[(name, b)]})" for b in budgets]
+            lines.append("| " + " | ".join([name] + cells) + " |")
+    print("\n".join(lines))
+    if ns.json:
+        out = {"rows": n, "gamma": ns.gamma, "threads": ns.threads, "repeats": ns.repeats, "budgets": budgets,
+               "us_per_example": {f"{k[0]}@{k[1]}": v for k, v in us.items()},
+               "error": {f"{k[0]}@{k[1]}": v for k, v in errors.items()},
+               "model_size": {f"{k[0]}@{k[1]}": v for k, v in sizes.items()}, "failed": failed}
+        Path(ns.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
