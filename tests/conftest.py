@@ -58,3 +58,14 @@ def shared_data(tmp_path_factory):
     if not SHARED_DATA.is_dir():
         _missing(f"{SHARED_DATA} is not a directory")
     return SharedData(SHARED_DATA, tmp_path_factory.mktemp("shared-data"))
+
+
+@pytest.fixture
+def force_parallel():
+    """Kernel rows split over threads whatever their size, so 1-vs-2-thread tests exercise the
+    parallel path (the production threshold is tuned for speed and may change)."""
+    from onlinekern._core import support
+
+    old = support.set_par_threshold(0)
+    yield
+    support.set_par_threshold(old)

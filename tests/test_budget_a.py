@@ -582,6 +582,7 @@ def noisy():
     return X, y
 
 
+@pytest.mark.usefixtures("force_parallel")
 @pytest.mark.parametrize("name,make", [
     ("rbp", lambda n: ok.RBP(gamma=0.125, budget=1040, seed=1, n_threads=n)),
     ("forgetron", lambda n: ok.Forgetron(gamma=0.125, budget=1040, n_threads=n)),

@@ -555,6 +555,7 @@ def wide():
     return X, y
 
 
+@pytest.mark.usefixtures("force_parallel")
 @pytest.mark.parametrize("kind", ["nogd", "dualsgd"])
 def test_threads_bit_identical(wide, kind):
     """Two blocks of SVs x 120 features pass the work threshold of the block-parallel kernel sum

@@ -433,6 +433,7 @@ def noisy():
     return X, y
 
 
+@pytest.mark.usefixtures("force_parallel")
 def test_threads_bit_identical_perceptron(noisy):
     X, y = noisy
     g = 0.125
@@ -452,6 +453,7 @@ def test_threads_bit_identical_perceptron(noisy):
     np.testing.assert_array_equal(np.asarray(l1.support_vectors_), SV)
 
 
+@pytest.mark.usefixtures("force_parallel")
 def test_threads_bit_identical_ogd(noisy):
     X, y = noisy
     p = dict(gamma=0.125, eta=0.3, lam=0.001, loss="logistic")

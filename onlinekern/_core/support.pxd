@@ -15,7 +15,8 @@ cdef class SupportSet:
     cdef readonly double scale           # alpha_i = scale * coef_i  (O(1) uniform shrink)
     cdef public int n_threads
     cdef public Py_ssize_t par_threshold # use prange when n * (nnz + 8) exceeds this
-    cdef double* X                       # cap * d
+    cdef double* X                       # cap * d (row-major: merges, set_dense, row())
+    cdef double* XT                      # d * cap (feature-major mirror: the kernel row)
     cdef double* sqn                     # cap: ||x_i||^2
     cdef double* coef                    # cap * C (scaled coefficients)
     cdef long long* stamp                # cap: insertion time (FIFO order survives swap-removal)
@@ -24,6 +25,7 @@ cdef class SupportSet:
     cdef double* part                    # per-block partial scores
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil
+    cdef void _mirror(self, Py_ssize_t i) noexcept nogil
     cdef Py_ssize_t append(self, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil
     cdef void remove(self, Py_ssize_t i) noexcept nogil
     cdef Py_ssize_t oldest(self) noexcept nogil

@@ -4,7 +4,8 @@
 A kernel expansion f(x) = sum_i alpha_i k(x_i, x) with the Gaussian kernel
 k(x, x') = exp(-gamma ||x - x'||^2) (ALGORITHMS.md §1.3).  SVs are stored densely (d doubles
 each) with cached squared norms, so a sparse query costs O(nnz) per SV (a gather) and a dense one
-a contiguous dot.  Coefficients carry one global scale (alpha_i = scale * coef_i), so shrinking
+a contiguous dot; a feature-major mirror (XT[j * cap + i] = x_i[j]) lets the kernel row run
+across SVs in vector lanes (include/ok_kernel.h).  Coefficients carry one global scale (alpha_i = scale * coef_i), so shrinking
 every alpha (OGD's 1 - eta*lambda, BSGD's 1 - 1/t, Forgetron's phi) is O(1) (§1.1).  Removal
 moves the last slot into the hole; an insertion stamp per slot keeps the FIFO order for learners
 that remove the oldest SV.  Growth is geometric and happens inside the nogil step only when the
@@ -15,9 +16,30 @@ from libc.string cimport memset, memcpy
 from cython.parallel cimport prange
 from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
 
+cdef extern from "ok_kernel.h" nogil:
+    void ok_sqdist_fm(const double* XT, Py_ssize_t B, Py_ssize_t lo, Py_ssize_t hi, const double* x,
+                      const int* idx, int nnz, bint dense, const double* sqn, double* dist)
+
 import numpy as np
 
 cdef double RENORM = 1e-100
+
+# Work units n_SV * (nnz + 8) from which a kernel row is split over threads; measured by
+# tools/bench_threads.py (BENCHMARKS.md).  Tests lower it to force the parallel path.
+cdef Py_ssize_t default_par_threshold = 65536
+
+
+def get_par_threshold():
+    """Work size from which new SupportSets split kernel rows over threads."""
+    return default_par_threshold
+
+
+def set_par_threshold(Py_ssize_t value):
+    """Set the work size from which new SupportSets go parallel; returns the previous value."""
+    global default_par_threshold
+    old = default_par_threshold
+    default_par_threshold = max(0, value)
+    return old
 
 
 cdef double row_sqnorm(const double* x, int nnz) noexcept nogil:
@@ -52,7 +74,7 @@ cdef class SupportSet:
         self.budget = budget
         self.scale = 1.0
         self.n_threads = max(1, n_threads)
-        self.par_threshold = 16384      # measured by tools/bench_threads.py (BENCHMARKS.md)
+        self.par_threshold = default_par_threshold
         self.n = 0
         self.cap = 0
         self.clock = 0
@@ -61,11 +83,11 @@ cdef class SupportSet:
             raise MemoryError(f"cannot allocate a support set of {initial} vectors of dimension {d}")
 
     def __dealloc__(self):
-        free(self.X); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
+        free(self.X); free(self.XT); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil:
         """Grow storage to at least cap slots (capped by the budget). 0 on success."""
-        cdef Py_ssize_t nb
+        cdef Py_ssize_t nb, j
         cdef void* p
         if self.budget >= 0 and cap > self.budget:
             cap = self.budget
@@ -90,8 +112,23 @@ cdef class SupportSet:
         p = realloc(self.part, nb * self.C * sizeof(double))
         if p == NULL: return -1
         self.part = <double*>p
+        # the mirror's stride is the capacity: lay it out anew
+        p = malloc(cap * self.d * sizeof(double))
+        if p == NULL: return -1
+        for j in range(self.d):
+            if self.n:
+                memcpy(<double*>p + j * cap, self.XT + j * self.cap, self.n * sizeof(double))
+        free(self.XT)
+        self.XT = <double*>p
         self.cap = cap
         return 0
+
+    cdef void _mirror(self, Py_ssize_t i) noexcept nogil:
+        """Copy slot i's row into the feature-major mirror."""
+        cdef Py_ssize_t j
+        cdef const double* r = self.X + i * self.d
+        for j in range(self.d):
+            self.XT[j * self.cap + i] = r[j]
 
     cdef Py_ssize_t append(self, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
         """Add SV x with true coefficients alpha[0:C]; returns its slot, or -1 if full/no memory."""
@@ -107,6 +144,7 @@ cdef class SupportSet:
         memset(row, 0, self.d * sizeof(double))
         for kk in range(nnz):
             row[idx[kk]] = x[kk]
+        self._mirror(i)
         self.sqn[i] = xsq
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
@@ -120,6 +158,7 @@ cdef class SupportSet:
         cdef Py_ssize_t last = self.n - 1
         if i != last:
             memcpy(self.X + i * self.d, self.X + last * self.d, self.d * sizeof(double))
+            self._mirror(i)
             memcpy(self.coef + i * self.C, self.coef + last * self.C, self.C * sizeof(double))
             self.sqn[i] = self.sqn[last]
             self.stamp[i] = self.stamp[last]
@@ -172,6 +211,7 @@ cdef class SupportSet:
         memset(r, 0, self.d * sizeof(double))
         for kk in range(nnz):
             r[idx[kk]] = x[kk]
+        self._mirror(i)
         self.sqn[i] = xsq
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
@@ -184,6 +224,7 @@ cdef class SupportSet:
         cdef double* r = self.X + i * self.d
         for j in range(self.d):
             r[j] = z[j]
+        self._mirror(i)
         self.sqn[i] = row_sqnorm(r, self.d)
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
@@ -196,7 +237,12 @@ cdef class SupportSet:
         cdef double dist, part, t, sk
         cdef int kk
         if nnz == self.d:
-            return ok_sqdist(x, r, self.d)    # dense query: exact differences
+            # dense query: (x_k - s)^2 in index order, exactly as ok_sqdist_fm's dense lanes
+            dist = 0.0
+            for kk in range(nnz):
+                t = x[kk] - r[kk]
+                dist += t * t
+            return dist
         # sparse query against a dense SV: exact differences on the query's support plus the SV's
         # mass outside it (sqn minus its mass on the support).  Both sums run in index order with
         # one accumulator, like row_sqnorm, so an SV whose support lies inside the query's (a
@@ -228,8 +274,9 @@ cdef class SupportSet:
         cdef double* out
         if hi > self.n:
             hi = self.n
+        ok_sqdist_fm(self.XT, self.cap, lo, hi, x, idx, nnz, nnz == self.d, self.sqn, self.k)
         for i in range(lo, hi):
-            self.k[i] = -self.gamma * self.sqdist_x(i, x, idx, nnz, xsq)
+            self.k[i] = -self.gamma * self.k[i]
         ok_vexp(self.k + lo, self.k + lo, <int>(hi - lo))
         if not want_scores:
             return
@@ -332,6 +379,7 @@ cdef class SupportSet:
             raise MemoryError("cannot allocate the support set")
         for i in range(n):
             memcpy(self.X + i * self.d, &Xv[i, 0], self.d * sizeof(double))
+            self._mirror(i)
             memcpy(self.coef + i * self.C, &cv[i, 0], self.C * sizeof(double))
             self.stamp[i] = sv[i]
             self.sqn[i] = qv[i]
