@@ -362,61 +362,6 @@ def test_dualsgd_seed_decides_the_features():
     np.testing.assert_array_equal(ok.DualSGD(**p).fit(X, y).feature_map_.E, ref.fourier_E(3, 4, 24))
 
 
-def test_dualsgd_kernel_row_has_supportset_bits():
-    """DualSGD's feature-major kernel row: a sparse query (nnz < d) gets exactly the bits of
-    SupportSet.predict (same per-SV operations and block sums), a dense one agrees to rounding;
-    an empty sparse row (k = exp(-g ||x_i||^2)) is handled like any other."""
-    X, y = make_data("binary", T=300, seed=24)
-    dual = ok.DualSGD(budget=150, gamma=0.3, lam=0.01, maintenance="removal").fit(X, y)
-    assert dual.model_size_ == 150 and dual.core_.n_merged == 0
-    ogd = ok.KernelOGD(gamma=0.3).fit(X[:5], y[:5])
-    ogd.core_.sv = dual.core_.sv                       # the same store, predicted by SupportSet
-    Xq = make_X(40, 4, 47)
-    Xq[3] = 0.0
-    Xs = sp.csr_matrix(Xq[np.any(Xq == 0, axis=1)])    # a full row takes the dense path
-    assert Xs.shape[0] > 20
-    np.testing.assert_array_equal(dual.decision_function(Xs), ogd.decision_function(Xs))
-    np.testing.assert_allclose(dual.decision_function(Xq), ogd.decision_function(Xq), rtol=1e-13, atol=1e-15)
-    empty = sp.csr_matrix((2, 4))
-    np.testing.assert_array_equal(dual.decision_function(empty), ogd.decision_function(empty))
-    SV = np.asarray(dual.support_vectors_)
-    for x in Xq[:5]:
-        exact = np.sum((SV - x) ** 2, axis=1)
-        np.testing.assert_allclose(dual.core_.py_sqdist(x), exact, rtol=1e-14, atol=1e-15)
-        nz = np.flatnonzero(x)
-        np.testing.assert_allclose(dual.core_.py_sqdist(x[nz], nz), exact, rtol=1e-14, atol=1e-15)
-
-
-SQDIST_CHILD = r"""
-import json, numpy as np, onlinekern as ok
-rng = np.random.default_rng(5)
-X = rng.normal(size=(150, 7)); X[rng.random(X.shape) < 0.3] = 0.0
-y = np.where(X[:, 0] > 0, 1, 0)
-core = ok.DualSGD(budget=77, gamma=0.2, maintenance="removal").fit(X, y).core_
-out = []
-for x in rng.normal(size=(4, 7)):
-    out.append([v.hex() for v in core.py_sqdist(x)])
-    nz = np.array([0, 2, 5])
-    out.append([v.hex() for v in core.py_sqdist(x[nz], nz)])
-print(json.dumps(out))
-"""
-
-
-def test_dualsgd_sqdist_same_bits_at_every_simd_level():
-    """The distance routine is element-wise without FMA: scalar, AVX2 and AVX-512 agree bit for bit
-    (77 SVs: full 4-vector groups, single vectors and a scalar tail)."""
-    results = []
-    for level in (None, "avx2", "scalar"):
-        env = dict(os.environ)
-        env.pop("ONLINEKERN_SIMD", None)
-        if level is not None:
-            env["ONLINEKERN_SIMD"] = level
-        out = subprocess.run([sys.executable, "-c", SQDIST_CHILD], env=env, capture_output=True, text=True,
-                             check=True)
-        results.append(json.loads(out.stdout))
-    assert results[0] == results[1] == results[2]
-
-
 @pytest.mark.parametrize("bad", [dict(loss="huber"), dict(loss="softmax"), dict(loss="squared-hinge"),
                                  dict(lam=0.0), dict(lam=-1.0), dict(horizon=0), dict(k_merge=0),
                                  dict(maintenance="merging"), dict(budget=0)])

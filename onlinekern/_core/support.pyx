@@ -355,6 +355,27 @@ cdef class SupportSet:
             self.kernel_row(&xv[0], &iv[0], self.d, row_sqnorm(&xv[0], self.d))
         return np.array([self.k[i] for i in range(self.n)])
 
+    def sqdists(self, data, indices=None):
+        """||x_i - x||^2 for every SV (slot order) through the kernel row's routine.
+
+        ``indices`` None: ``data`` is a dense query of d values; otherwise the sparse query
+        (data, indices) with increasing 0-based indices (tests and diagnostics).
+        """
+        cdef double[::1] dv = np.ascontiguousarray(data, dtype=np.float64)
+        cdef int nnz = dv.shape[0]
+        idx = np.arange(nnz) if indices is None else np.asarray(indices)
+        if (indices is None and nnz != self.d) or len(idx) != nnz or \
+                (nnz and (idx.min() < 0 or idx.max() >= self.d or np.any(np.diff(idx) <= 0))):
+            raise ValueError("query does not match the support set's dimension")
+        cdef int[::1] iv = np.append(idx, 0).astype(np.int32)
+        cdef double dummy = 0.0
+        out = np.zeros(self.n)
+        cdef double[::1] ov = out
+        if self.n:
+            ok_sqdist_fm(self.XT, self.cap, 0, self.n, &dv[0] if nnz else &dummy, &iv[0], nnz,
+                         nnz == self.d, self.sqn, &ov[0])
+        return out
+
     def get_state(self):
         cdef Py_ssize_t i
         X = self.support_vectors

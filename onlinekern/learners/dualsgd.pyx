@@ -11,12 +11,10 @@ plus linear weights W on the random Fourier features z of the same kernel (§1.3
   5. Append (x_t, a_new).
 """
 from libc.math cimport sqrt
-from cython.parallel cimport prange
-from onlinekern._core.support cimport KernelCore, SV_BLOCK, row_sqnorm
+from onlinekern._core.support cimport KernelCore
 from onlinekern._core.features cimport RandomFourierMap
 from onlinekern._core.weights cimport ScaledWeights
 from onlinekern._core.losses cimport TaskLoss
-from onlinekern._core.vmath cimport ok_dot, ok_vexp
 
 import numpy as np
 from onlinekern._core.learner import TASK_NAMES
@@ -24,104 +22,6 @@ from onlinekern._core.losses import TaskLoss as PyTaskLoss, canonical_loss
 from onlinekern.base import PARAM_CHECKS, KernelLearner, _positive, _positive_int
 from onlinekern.learners.ogd import task_loss
 
-cdef extern from *:
-    """
-    #include <stddef.h>
-    #include "ok_vmath.h"
-    /* Squared distances ||x_i - x||^2 of the SVs lo..hi-1 to one query, with the SVs stored
-     * feature-major (XT[j * B + i] = x_i[j]).  Per SV the operations and their order are those of
-     * SupportSet.sqdist_x's sparse path (p += s*s; t = x_k - s; d += t*t over the query's
-     * non-zeros in index order; then d += sqn_i - p if positive), so a sparse query gets the same
-     * bits; a dense query (nnz = d) sums (x_k - s)^2 in index order.  The vector versions run the
-     * same sequence in each lane, accumulators in registers (4 independent chains), without FMA
-     * (-ffp-contract=off), so every SIMD level gives the same bits. */
-    #define DS_COL(DENSE, kk) (XT + (ptrdiff_t)((DENSE) ? (kk) : idx[kk]) * B)
-    #define DS_SCALAR(DENSE)                                                                    \
-        for (; i < hi; i++) {                                                                   \
-            double d_ = 0.0, p_ = 0.0;                                                          \
-            for (int kk = 0; kk < nnz; kk++) {                                                  \
-                double s = DS_COL(DENSE, kk)[i];                                                       \
-                if (!DENSE) p_ += s * s;                                                        \
-                double t = x[kk] - s;                                                           \
-                d_ += t * t;                                                                    \
-            }                                                                                   \
-            if (!DENSE) { double q = sqn[i] - p_; if (q > 0.0) d_ += q; }                       \
-            dist[i] = d_;                                                                       \
-        }
-    static void ds_sqdist_base(const double *XT, ptrdiff_t B, ptrdiff_t lo, ptrdiff_t hi,
-                               const double *x, const int *idx, int nnz, int dense, const double *sqn, double *dist) {
-        ptrdiff_t i = lo;
-        if (dense) { DS_SCALAR(1) } else { DS_SCALAR(0) }
-    }
-    #ifdef OK_X86
-    #define DS_VEC(DENSE, V, W, LOAD, STORE, SET1, ZERO, ADD, SUB, MUL, FIX)                    \
-        for (; i + 4 * W <= hi; i += 4 * W) {                                                   \
-            V d0 = ZERO(), d1 = ZERO(), d2 = ZERO(), d3 = ZERO();                               \
-            V p0 = ZERO(), p1 = ZERO(), p2 = ZERO(), p3 = ZERO();                               \
-            for (int kk = 0; kk < nnz; kk++) {                                                  \
-                const double *c = DS_COL(DENSE, kk) + i;                                               \
-                V xk = SET1(x[kk]);                                                             \
-                V s0 = LOAD(c), s1 = LOAD(c + W), s2 = LOAD(c + 2 * W), s3 = LOAD(c + 3 * W);   \
-                if (!DENSE) {                                                                   \
-                    p0 = ADD(p0, MUL(s0, s0)); p1 = ADD(p1, MUL(s1, s1));                       \
-                    p2 = ADD(p2, MUL(s2, s2)); p3 = ADD(p3, MUL(s3, s3));                       \
-                }                                                                               \
-                s0 = SUB(xk, s0); s1 = SUB(xk, s1); s2 = SUB(xk, s2); s3 = SUB(xk, s3);         \
-                d0 = ADD(d0, MUL(s0, s0)); d1 = ADD(d1, MUL(s1, s1));                           \
-                d2 = ADD(d2, MUL(s2, s2)); d3 = ADD(d3, MUL(s3, s3));                           \
-            }                                                                                   \
-            if (!DENSE) {                                                                       \
-                d0 = FIX(d0, SUB(LOAD(sqn + i), p0)); d1 = FIX(d1, SUB(LOAD(sqn + i + W), p1)); \
-                d2 = FIX(d2, SUB(LOAD(sqn + i + 2 * W), p2));                                   \
-                d3 = FIX(d3, SUB(LOAD(sqn + i + 3 * W), p3));                                   \
-            }                                                                                   \
-            STORE(dist + i, d0); STORE(dist + i + W, d1);                                       \
-            STORE(dist + i + 2 * W, d2); STORE(dist + i + 3 * W, d3);                           \
-        }                                                                                       \
-        DS_SCALAR(DENSE)
-    /* d + (q if q > 0 else 0): adding +0.0 leaves d (>= 0) unchanged, as the scalar branch does */
-    __attribute__((target("avx2,fma"))) static inline __m256d ds_fix256(__m256d d, __m256d q) {
-        return _mm256_add_pd(d, _mm256_and_pd(q, _mm256_cmp_pd(q, _mm256_setzero_pd(), _CMP_GT_OQ)));
-    }
-    __attribute__((target("avx512f"))) static inline __m512d ds_fix512(__m512d d, __m512d q) {
-        return _mm512_mask_add_pd(d, _mm512_cmp_pd_mask(q, _mm512_setzero_pd(), _CMP_GT_OQ), d, q);
-    }
-    __attribute__((target("avx2,fma"))) static void ds_sqdist_avx2(const double *XT, ptrdiff_t B,
-            ptrdiff_t lo, ptrdiff_t hi, const double *x, const int *idx, int nnz, int dense, const double *sqn, double *dist) {
-        ptrdiff_t i = lo;
-        if (dense) {
-            DS_VEC(1, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_setzero_pd,
-                   _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, ds_fix256)
-        } else {
-            DS_VEC(0, __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_setzero_pd,
-                   _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, ds_fix256)
-        }
-    }
-    __attribute__((target("avx512f"))) static void ds_sqdist_avx512(const double *XT, ptrdiff_t B,
-            ptrdiff_t lo, ptrdiff_t hi, const double *x, const int *idx, int nnz, int dense, const double *sqn, double *dist) {
-        ptrdiff_t i = lo;
-        if (dense) {
-            DS_VEC(1, __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_setzero_pd,
-                   _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, ds_fix512)
-        } else {
-            DS_VEC(0, __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_setzero_pd,
-                   _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, ds_fix512)
-        }
-    }
-    #endif
-    /* dense: x holds all nnz = d features and idx is not read */
-    static inline void ds_sqdist(const double *XT, ptrdiff_t B, ptrdiff_t lo, ptrdiff_t hi, const double *x,
-                                 const int *idx, int nnz, int dense, const double *sqn, double *dist) {
-    #ifdef OK_X86
-        int level = ok_simd_level();
-        if (level == 2) { ds_sqdist_avx512(XT, B, lo, hi, x, idx, nnz, dense, sqn, dist); return; }
-        if (level == 1) { ds_sqdist_avx2(XT, B, lo, hi, x, idx, nnz, dense, sqn, dist); return; }
-    #endif
-        ds_sqdist_base(XT, B, lo, hi, x, idx, nnz, dense, sqn, dist);
-    }
-    """
-    void ds_sqdist(const double* XT, Py_ssize_t B, Py_ssize_t lo, Py_ssize_t hi, const double* x,
-                   const int* idx, int nnz, bint dense, const double* sqn, double* dist) nogil
 
 
 DUALSGD_LOSSES = ("hinge", "logistic", "squared", "absolute", "epsilon-insensitive")
@@ -142,9 +42,6 @@ cdef class DualSGDCore(KernelCore):
     cdef int* sel                       # the SVs chosen by one maintenance step
     cdef int* dense_idx                 # 0..d-1: index list of a stored (dense) SV row
     cdef double* tmp                    # C
-    # feature-major mirror of the SVs for the kernel row (see kernel_part)
-    cdef double* XT                     # d x B: XT[j * B + i] = x_i[j]
-    cdef double* bscore                 # blocks x C: per-block partial scores
 
     def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal):
         cdef int B = <int>self.sv.budget
@@ -158,10 +55,8 @@ cdef class DualSGDCore(KernelCore):
         self.k_merge = k_merge
         self.removal = removal
         self.n_merged = 0
-        nb = (B + SV_BLOCK - 1) // SV_BLOCK
         arrays = {"gkey": np.zeros(B), "sel": np.zeros(B, dtype=np.int32),
-                  "dense_idx": np.arange(self.n_features, dtype=np.int32), "tmp": np.zeros(self.n_outputs),
-                  "XT": np.zeros(self.n_features * B), "bscore": np.zeros(nb * self.n_outputs)}
+                  "dense_idx": np.arange(self.n_features, dtype=np.int32), "tmp": np.zeros(self.n_outputs)}
         cdef double[::1] dv
         cdef int[::1] iv
         cdef Py_ssize_t i
@@ -169,73 +64,7 @@ cdef class DualSGDCore(KernelCore):
         iv = arrays["sel"]; self.sel = &iv[0]
         iv = arrays["dense_idx"]; self.dense_idx = &iv[0]
         dv = arrays["tmp"]; self.tmp = &dv[0]
-        dv = arrays["XT"]; self.XT = &dv[0]
-        dv = arrays["bscore"]; self.bscore = &dv[0]
         self.bufs_ = arrays
-        for i in range(self.sv.n):                         # a restored support set
-            self.mirror(i)
-
-    # -- the kernel part of f: a feature-major kernel row -----------------------------------
-    cdef void mirror(self, Py_ssize_t i) noexcept nogil:
-        """Copy SV slot i into the feature-major mirror."""
-        cdef Py_ssize_t j, B = self.sv.budget
-        cdef const double* r = self.sv.row(i)
-        for j in range(self.n_features):
-            self.XT[j * B + i] = r[j]
-
-    cdef void kblock(self, Py_ssize_t b, const double* x, const int* idx, int nnz) noexcept nogil:
-        """k(x_i, x) for the SVs of block b into sv.k, and the block's partial scores."""
-        cdef Py_ssize_t lo = b * SV_BLOCK, hi = lo + SV_BLOCK, i, B = self.sv.budget
-        cdef int c, C = self.n_outputs, m
-        cdef double* dist
-        cdef double* out = self.bscore + b * C
-        if hi > self.sv.n:
-            hi = self.sv.n
-        m = <int>(hi - lo)
-        dist = self.sv.k + lo
-        ds_sqdist(self.XT, B, lo, hi, x, idx, nnz, nnz == self.n_features, self.sv.sqn, self.sv.k)
-        for i in range(m):
-            dist[i] = -self.gamma * dist[i]
-        ok_vexp(dist, dist, m)
-        if C == 1:
-            out[0] = ok_dot(self.sv.coef + lo, dist, m)
-        else:
-            for c in range(C):
-                out[c] = 0.0
-            for i in range(m):
-                for c in range(C):
-                    out[c] += self.sv.coef[(lo + i) * C + c] * dist[i]
-
-    cdef void kernel_part(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
-        """out = sum_i alpha_i k(x_i, x) (kernel row left in sv.k, ||x||^2 in self.xsq).
-
-        The same blocks, block sums and scale as SupportSet.predict, so the result does not
-        depend on the thread count, and for a sparse query it has SupportSet's bits; the SVs are
-        read feature-major (one contiguous run per non-zero of x) instead of gathered row by row,
-        which vectorises across SVs with the accumulators in registers: 2.3 instead of 10.5 us
-        per example at B = 1000 on ijcnn1 (13 non-zeros of 22 features).
-        """
-        cdef Py_ssize_t n = self.sv.n, nb, b
-        cdef int c, C = self.n_outputs
-        self.xsq = row_sqnorm(x, nnz)
-        for c in range(C):
-            out[c] = 0.0
-        if n == 0:
-            return
-        nb = (n + SV_BLOCK - 1) // SV_BLOCK
-        # this row is ~4.6x cheaper per work unit than SupportSet's, so a parallel region pays
-        # off only at ~4x SupportSet's threshold (same time per region; not re-measured here)
-        if self.n_threads > 1 and nb > 1 and n * (nnz + 8) >= 4 * self.sv.par_threshold:
-            for b in prange(nb, num_threads=self.n_threads, schedule="static"):
-                self.kblock(b, x, idx, nnz)
-        else:
-            for b in range(nb):
-                self.kblock(b, x, idx, nnz)
-        for b in range(nb):
-            for c in range(C):
-                out[c] += self.bscore[b * C + c]
-        for c in range(C):
-            out[c] *= self.sv.scale
 
     cdef inline bint before(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """SV i is removed before SV j: smaller norm, or the same norm and older."""
@@ -289,12 +118,10 @@ cdef class DualSGDCore(KernelCore):
             last = self.sv.n - 1
             self.gkey[i] = self.gkey[last]
             self.sv.remove(i)
-            if i != last:
-                self.mirror(i)
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         cdef int c
-        self.kernel_part(x, idx, nnz, out)
+        self.kernel_scores(x, idx, nnz, out)          # SupportSet's feature-major kernel row
         if self.n_merged > 0:
             self.fmap.features(x, idx, nnz, NULL)
             self.W.scores(self.fmap.cs, self.fmap.norm, self.tmp)
@@ -324,26 +151,7 @@ cdef class DualSGDCore(KernelCore):
         if self.sv.append(x, idx, nnz, self.xsq, g) < 0:   # 5.
             return -1
         self.gkey[self.sv.n - 1] = sqrt(gn)
-        self.mirror(self.sv.n - 1)
         return 0
-
-    def py_sqdist(self, data, indices=None):
-        """||x_i - x||^2 for every SV (slot order) by the feature-major routine; indices None:
-        a dense query of n_features values (tests)."""
-        cdef double[::1] dv = np.ascontiguousarray(data, dtype=np.float64)
-        cdef int[::1] iv = np.ascontiguousarray(np.arange(len(dv) + 1) if indices is None else np.append(indices, 0),
-                                                dtype=np.int32)
-        cdef int nnz = dv.shape[0]
-        cdef double dummy = 0.0
-        if iv.shape[0] != nnz + 1 or (indices is None and nnz != self.n_features) \
-                or (nnz and (np.min(iv[:nnz]) < 0 or np.max(iv[:nnz]) >= self.n_features)):
-            raise ValueError("query does not match the learner's features")
-        out = np.zeros(self.sv.n)
-        cdef double[::1] ov = out
-        if self.sv.n:
-            ds_sqdist(self.XT, self.sv.budget, 0, self.sv.n, &dv[0] if nnz else &dummy, &iv[0], nnz,
-                      indices is None, self.sv.sqn, &ov[0])
-        return out
 
     @property
     def weights(self):
