@@ -28,5 +28,7 @@ __all__ = sorted(_learners.__all__) + [
     "LibsvmFormatError", "ModelFormatError", "NotFittedError", "OnlineLearner", "OnlineResult",
     "RandomFourierMap", "available_learners", "default_checkpoints", "load_libsvm",
     "load_model", "make_learner", "median_gamma", "run_online", "save_libsvm", "save_model",
-    "stream_libsvm",
+    "stream_libsvm", "sweep", "tune",
 ]
+from onlinekern.sweep import sweep  # noqa: E402  (python -m onlinekern.sweep stays the CLI)
+from onlinekern.tune import tune  # noqa: E402

@@ -12,6 +12,7 @@ CHOICE = 3        # removal / sampling choices (RBP, BOGD, UDSG), consumed in ca
 ESTIMATOR = 4     # Shrinking Gradient estimator at step t
 MEDIAN = 5        # median-heuristic subsample
 INIT = 6          # random weight initialisation
+SUBSET = 7        # rows of the tuning subset (onlinekern.tune; an addition to ALGORITHMS.md §1.5)
 
 
 def check_seed(seed):

@@ -40,10 +40,10 @@ cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil:
 cdef RowView row_view(object rows) except *:
     """Pointers into a RowData's arrays (which the caller keeps alive)."""
     cdef RowView v
-    cdef double[::1] d1
-    cdef double[:, ::1] d2
-    cdef int[::1] iv = rows.indices
-    cdef long long[::1] pv = rows.indptr
+    cdef const double[::1] d1
+    cdef const double[:, ::1] d2
+    cdef const int[::1] iv = rows.indices
+    cdef const long long[::1] pv = rows.indptr
     v.dense = rows.dense
     v.n_rows = rows.n_rows
     v.d_in = 0
@@ -158,11 +158,11 @@ cdef class LearnerCore:
         dict with ``n_mistakes``, ``sq_error``, ``seconds`` and, per checkpoint, ``cp_mistakes``,
         ``cp_sq_error``, ``cp_size``, ``cp_seconds``.
         """
-        cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+        cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
         cdef Py_ssize_t n = rows.n_rows if order is None else len(order)
         if order is None and yv.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {yv.shape[0]} values")
-        cdef long long[::1] ordv
+        cdef const long long[::1] ordv
         cdef const long long* ordp = NULL
         if order is not None:
             order = np.ascontiguousarray(order, dtype=np.int64)
