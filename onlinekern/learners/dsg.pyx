@@ -1,0 +1,1143 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The doubly stochastic family: DSG (§3.13), UDSG (§3.14) and CDSG (§3.15) on one compiled core.
+
+DSG (Dai, Xie, He, Liang, Raj, Balcan & Song, "Scalable kernel methods via doubly stochastic
+gradients", NIPS 2014, Algorithms 1-2) grows the model by one block of F random frequencies per
+mini-batch iteration and never stores the frequencies: block j (1-based) has
+
+    Omega_j = sqrt(2 g) E_j,   E_j[n, c] = ok_normal(seed, DSG_BLOCK = 2, j, n F + c)   (d x F)
+
+from the counter-based generator of include/ok_rng.h, a pure function of (seed, j, element), so the
+rows of E_j for the nonzero features of x are regenerated whenever x meets block j (ALGORITHMS.md
+§1.5 allows a compiled counter-based generator for DSG blocks when the oracle uses the same
+function; tests/reference_dsg.py draws E_j with onlinekern._core.counter_rng.normals).
+z_j(x) = F^{-1/2} [cos Omega_j^T x; sin Omega_j^T x] and f(x) = sum_{j<=m} A_j^T z_j(x).
+
+Mini-batch protocol (§1.2): iteration i receives B examples, scores all B with the model as it
+stood at the start of the iteration, records them, then makes one update.  The base loop calls
+``step`` per example, so the core scores each example when it arrives (exact: the model does not
+change inside a batch), copies the row and its score into a pending buffer and updates when the
+B-th example arrives.  A partial batch at the end of a stream stays pending; the next
+``partial_fit`` continues it (so chunked ``partial_fit`` equals ``fit``) and it is part of the
+saved state.  ``decision_function`` always uses the last completed iteration's model.
+
+Update at iteration i, step gamma_i = theta / (i + t0), g_b = l'(f_b, y_b) (R^C for multiclass):
+* DSG: A_j <- (1 - gamma_i nu) A_j for j <= m; new block A_{m+1} = -gamma_i (1/B) sum_b z(x_b) g_b^T
+  (``precondition``: P^{-1} times it, P = (1/B) sum_b z z^T + (nu + 1e-7) I, the DSG Matlab code's
+  block preconditioner).
+* UDSG (Li & Poczos, UAI 2016, Alg. 3): a new block when (i - 1) mod (G + U) < G (the proof's form;
+  Alg. 3's "mod(i, G + U) < G" would ask for an old block at i = 1) or m = 0; otherwise the same
+  decay and step on an old block k drawn uniformly from {1..m} (stream CHOICE, integers(m) + 1).
+* CDSG (Alg. 4, eq. (9)): every block also keeps its scalar part beta_j (the coefficient without
+  the feature factor, decayed and stepped like A_j).  With gbar = (1/B) sum_b g_b, a = ||gbar||^2,
+  v = M^2 sigma^2 / B^2 (M: ``lipschitz_m``, or 1 for losses with |l'| <= 1, or for squared and
+  squared-hinge the running max of the examples' ||g_b|| -- the paper's M bounds every example's
+  l' (Assumption 2.3); the spec's running max of ||gbar|| underestimates it): s_k is the larger
+  root of 2(a + v)s^2 - 4 (beta_k . gbar) s + (||beta_k||^2 - gamma_i^2 a) = 0 (0 when a + v = 0
+  or the discriminant is negative, clipped at 0); k* = argmax s_k (lowest index on ties).  If m = 0 or s_k* <= gamma_i: the DSG step with
+  beta_{m+1} = -gamma_i gbar; otherwise eta* = s_k*: decay every A_j, beta_j by (1 - eta* nu) and
+  step block k* by eta* (A and beta).
+* Novelty (Dai et al. 2014 §4, ``novelty=True``): loss max(0, o - f) with the learned offset o,
+  o <- o + gamma_i (nu - (1/B) #{b: f_b < o}) (the per-example rule of §2 averaged over the batch);
+  the score of an example is f(x) - o (>= 0: inlier).
+
+All blocks share one scale for the (1 - gamma nu) decays (O(1); ALGORITHMS.md §1.1).  Blocks whose
+coefficients are all zero (e.g. hinge without violations) are kept (their index is consumed) but
+skipped when predicting, which changes no score.  Prediction over the m blocks is the hot loop,
+O(m F nnz) normals plus m F cos/sin pairs: it runs block-parallel with per-thread scratch, every
+block's partial score is written to its own slot and the slots are summed in block order, so 1
+and N threads give the same bits.  ``store_omega`` caches every E_j (tests, or small d where memory
+is cheaper than regeneration); the cached rows are produced by the very calls that regeneration
+makes, so predictions are bit-identical either way (§5.6).
+"""
+from libc.math cimport sqrt, fabs
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memcpy
+from libc.stdint cimport uint32_t, uint64_t
+from cython.parallel cimport prange, threadid
+
+from onlinekern._core.learner cimport LearnerCore, TASK_BINARY, TASK_MULTICLASS
+from onlinekern._core.losses cimport TaskLoss
+from onlinekern._core.rng cimport RandomStream
+from onlinekern._core.counter_rng cimport ok_normals
+from onlinekern._core.vmath cimport ok_dot, ok_axpy, ok_vcossin
+
+import numpy as np
+from onlinekern._core.losses import TaskLoss as PyTaskLoss, canonical_loss
+from onlinekern.base import OnlineLearner, _nonnegative, _positive, _positive_int
+from onlinekern.learners.ogd import ALL_LOSSES
+from onlinekern.seeding import CHOICE, DSG_BLOCK
+
+cdef enum:
+    VAR_DSG = 0
+    VAR_UDSG = 1
+    VAR_CDSG = 2
+
+DSG_VARIANT, UDSG_VARIANT, CDSG_VARIANT = VAR_DSG, VAR_UDSG, VAR_CDSG
+VARIANT_NAMES = {DSG_VARIANT: "dsg", UDSG_VARIANT: "udsg", CDSG_VARIANT: "cdsg"}
+# losses whose derivative has no finite bound: CDSG's default M is then the running max of the
+# examples' ||l'|| (not of ||gbar||, as ALGORITHMS.md §3.15 writes: M bounds every example's l')
+UNBOUNDED_LOSSES = ("squared", "squared-hinge")
+# ridge of the block preconditioner beyond nu (DSG Matlab: covx + (reg_param + 1e-7) eye)
+PRECOND_RIDGE = 1e-7
+cdef double RIDGE = PRECOND_RIDGE
+
+cdef double RENORM = 1e-100
+cdef uint32_t BLOCK_STREAM = DSG_BLOCK       # §1.5 stream 2, the key of every E_j
+# Cost of drawing one normal (Philox + Box-Muller, ~12 ns) in units of one cached axpy element
+# (~0.3 ns): the weight of regeneration in the parallel-work estimate (tools/dsg_curves.py threads).
+cdef double GEN_WEIGHT = 40.0
+# Parallel block sums from this much work per prediction (~8 us of serial work; the measured
+# break-even of 2 threads on 2 cores is ~4 us, doubled because a busy machine makes the fork/join
+# far dearer than it gains; tools/dsg_curves.py threads).
+PAR_THRESHOLD = 32768
+
+
+cdef double cdsg_root(double a, double b, double c, double v, double gam) noexcept nogil:
+    """Largest s >= 0 with 2(a + v)s^2 - 4bs + (c - gam^2 a) <= 0 (Li & Poczos eq. (9), §3.15)."""
+    cdef double av = a + v, delta, s
+    if av == 0.0:
+        return 0.0
+    delta = b * b - 0.5 * av * (c - gam * gam * a)
+    if delta < 0.0:
+        return 0.0
+    s = (b + sqrt(delta)) / av
+    return s if s > 0.0 else 0.0
+
+
+def cdsg_step_size(beta, gbar, double gamma, double M, double sigma, int batch_size):
+    """The CDSG step s_k of one block (eq. (9), §3.15 step 2), computed by the compiled routine.
+
+    Parameters
+    ----------
+    beta : array (C,) or float, the block's scalar part beta_k.
+    gbar : array (C,) or float, the mean gradient of the batch.
+    gamma : float, gamma_i.  M, sigma : floats.  batch_size : int, B.
+
+    Returns
+    -------
+    float, the largest s >= 0 with 2||beta - s gbar||^2 + 2 s^2 M^2 sigma^2 / B^2
+    <= ||beta||^2 + gamma^2 ||gbar||^2, or 0 when no positive s satisfies it.
+    """
+    bv = np.atleast_1d(np.asarray(beta, dtype=np.float64))
+    gv = np.atleast_1d(np.asarray(gbar, dtype=np.float64))
+    if bv.shape != gv.shape:
+        raise ValueError("beta and gbar must have the same shape")
+    cdef double v = (M * sigma / batch_size) ** 2
+    return cdsg_root(float(gv @ gv), float(bv @ gv), float(bv @ bv), v, gamma)
+
+
+cdef void cholesky_solve(double* P, int n, double* rhs, int nrhs) noexcept nogil:
+    """Solve P X = rhs in place (P symmetric positive definite, n x n, overwritten by its
+    Cholesky factor; rhs holds nrhs right-hand sides of length n, one after another)."""
+    cdef int i, j, k, r
+    cdef double s
+    cdef double* h
+    for j in range(n):
+        s = P[j * n + j]
+        for k in range(j):
+            s -= P[j * n + k] * P[j * n + k]
+        s = sqrt(s) if s > 0.0 else 1e-300
+        P[j * n + j] = s
+        for i in range(j + 1, n):
+            s = P[i * n + j]
+            for k in range(j):
+                s -= P[i * n + k] * P[j * n + k]
+            P[i * n + j] = s / P[j * n + j]
+    for r in range(nrhs):
+        h = rhs + r * n
+        for i in range(n):                     # L y = h
+            s = h[i]
+            for k in range(i):
+                s -= P[i * n + k] * h[k]
+            h[i] = s / P[i * n + i]
+        for i in range(n - 1, -1, -1):         # L^T x = y
+            s = h[i]
+            for k in range(i + 1, n):
+                s -= P[k * n + i] * h[k]
+            h[i] = s / P[i * n + i]
+
+
+cdef class DSGCore(LearnerCore):
+    # hyper-parameters
+    cdef readonly int variant
+    cdef readonly int F                  # frequencies per block
+    cdef readonly int F2                 # 2F features (= coefficients per output) per block
+    cdef readonly int B                  # mini-batch size
+    cdef readonly double nu, theta, t0, gamma, root, norm
+    cdef readonly uint64_t seed
+    cdef readonly bint precondition, store_omega, novelty
+    cdef readonly int new_iters, reuse_iters       # UDSG G and U
+    cdef readonly double lipschitz_m               # CDSG M; <= 0: automatic (1 or running max)
+    cdef readonly double sigma_var                 # CDSG sigma
+    cdef public TaskLoss loss                      # None with novelty
+    cdef bint unbounded
+    cdef RandomStream choice
+    cdef public long long par_threshold
+    # model: blocks 0..m-1 (block j has key j + 1); true A = scale * A_, true beta = scale * beta_
+    cdef readonly Py_ssize_t m, cap
+    cdef readonly long long n_iter, n_reuse
+    cdef readonly double scale, offset, m_run
+    cdef double* A                       # cap x C x F2
+    cdef double* beta                    # cap x C
+    cdef unsigned char* live             # cap: block has a nonzero coefficient
+    cdef double* omega                   # cap x d x F, the cached E_j (store_omega only)
+    cdef double* part                    # cap x C partial scores of one prediction
+    # pending mini-batch (CSR-like)
+    cdef readonly int n_pend
+    cdef Py_ssize_t pend_cap
+    cdef double* pval
+    cdef int* pidx
+    cdef Py_ssize_t* pptr                # B + 1
+    cdef double* py                      # B targets
+    cdef double* pf                      # B x C pre-update scores
+    # update scratch
+    cdef double* gb                      # B x C gradients
+    cdef double* gbar                    # C
+    cdef double* H                       # C x F2 block gradient
+    cdef double* Z                       # B x F2 features of the batch (precondition)
+    cdef double* P                       # F2 x F2 preconditioner
+    # per-thread scratch: normals (F), a (F), [cos a; sin a] (2F)
+    cdef int n_scr
+    cdef double* tscr
+
+    def __dealloc__(self):
+        free(self.A); free(self.beta); free(self.live); free(self.omega); free(self.part)
+        free(self.pval); free(self.pidx); free(self.pptr); free(self.py); free(self.pf)
+        free(self.gb); free(self.gbar); free(self.H); free(self.Z); free(self.P); free(self.tscr)
+
+    # -- set-up -------------------------------------------------------------------------------
+    def _setup_dsg(self, int n_features, int task, int n_outputs, int n_threads, int variant,
+                   int batch_size, int block_size, double nu, double theta, double t0, double gamma,
+                   seed, bint precondition, bint store_omega, bint novelty, int new_iters,
+                   int reuse_iters, double lipschitz_m, double sigma_var, loss):
+        """Allocate an empty model (``loss``: a TaskLoss, or None with ``novelty``)."""
+        if batch_size < 1 or block_size < 1:
+            raise ValueError("batch_size and block_size must be >= 1")
+        if not gamma > 0:
+            raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        if variant not in (DSG_VARIANT, UDSG_VARIANT, CDSG_VARIANT):
+            raise ValueError(f"unknown DSG variant {variant}")
+        if novelty and task != TASK_BINARY:
+            raise ValueError("novelty detection runs on the binary task (labels -1/+1)")
+        if not novelty and loss is None:
+            raise ValueError("a loss is required unless novelty=True")
+        if variant == UDSG_VARIANT and (new_iters < 1 or reuse_iters < 0):
+            raise ValueError("UDSG needs new_iters >= 1 and reuse_iters >= 0")
+        self._setup(n_features, task, n_outputs, n_threads)
+        self.variant = variant
+        self.B, self.F, self.F2 = batch_size, block_size, 2 * block_size
+        self.nu, self.theta, self.t0, self.gamma = nu, theta, t0, gamma
+        self.root = sqrt(2.0 * gamma)
+        self.norm = 1.0 / sqrt(<double>block_size)
+        self.seed = <uint64_t>int(seed)
+        self.precondition, self.store_omega, self.novelty = precondition, store_omega, novelty
+        self.new_iters, self.reuse_iters = new_iters, reuse_iters
+        self.lipschitz_m, self.sigma_var = lipschitz_m, sigma_var
+        self.loss = loss
+        self.unbounded = (not novelty) and loss.spec["name"] in UNBOUNDED_LOSSES
+        self.choice = RandomStream(int(seed), CHOICE)
+        self.par_threshold = PAR_THRESHOLD
+        self.m = 0
+        self.cap = 0
+        self.n_iter = 0
+        self.n_reuse = 0
+        self.scale = 1.0
+        self.offset = 0.0
+        self.m_run = 0.0
+        self.n_pend = 0
+        cdef int C = self.n_outputs, B = batch_size, F2 = self.F2
+        free(self.A); free(self.beta); free(self.live); free(self.omega); free(self.part)
+        self.A = self.beta = self.omega = self.part = NULL
+        self.live = NULL
+        self.cap = 0
+        free(self.pval); free(self.pidx)
+        self.pval = NULL
+        self.pidx = NULL
+        self.pend_cap = 0
+        free(self.pptr); free(self.py); free(self.pf); free(self.gb); free(self.gbar)
+        free(self.H); free(self.Z); free(self.P)
+        self.pptr = <Py_ssize_t*>malloc((B + 1) * sizeof(Py_ssize_t))
+        self.py = <double*>malloc(B * sizeof(double))
+        self.pf = <double*>malloc(<Py_ssize_t>B * C * sizeof(double))
+        self.gb = <double*>malloc(<Py_ssize_t>B * C * sizeof(double))
+        self.gbar = <double*>malloc(C * sizeof(double))
+        self.H = <double*>malloc(<Py_ssize_t>C * F2 * sizeof(double))
+        self.Z = <double*>malloc(<Py_ssize_t>B * F2 * sizeof(double)) if precondition else NULL
+        self.P = <double*>malloc(<Py_ssize_t>F2 * F2 * sizeof(double)) if precondition else NULL
+        if (self.pptr == NULL or self.py == NULL or self.pf == NULL or self.gb == NULL or self.gbar == NULL
+                or self.H == NULL or (precondition and (self.Z == NULL or self.P == NULL))):
+            raise MemoryError("cannot allocate the DSG batch buffers")
+        self.pptr[0] = 0
+        if self._reserve_pending(<Py_ssize_t>B * min(n_features, 64)) != 0 or self._grow(16) != 0:
+            raise MemoryError("cannot allocate the DSG model")
+        self._alloc_threads(self.n_threads)
+
+    def _alloc_threads(self, int n):
+        n = max(1, n)
+        cdef double* p = <double*>realloc(self.tscr, <Py_ssize_t>n * 4 * self.F * sizeof(double))
+        if p == NULL:
+            raise MemoryError("cannot allocate per-thread scratch")
+        self.tscr = p
+        self.n_scr = n
+
+    def set_threads(self, int n):
+        """OpenMP threads for the block sums (results never change)."""
+        LearnerCore.set_threads(self, n)
+        if self.F > 0 and self.n_threads > self.n_scr:
+            self._alloc_threads(self.n_threads)
+
+    cdef int _reserve_pending(self, Py_ssize_t need) noexcept nogil:
+        cdef Py_ssize_t cap
+        cdef void* p
+        if need <= self.pend_cap:
+            return 0
+        cap = 2 * self.pend_cap
+        if cap < need:
+            cap = need
+        if cap < 16:
+            cap = 16
+        p = realloc(self.pval, cap * sizeof(double))
+        if p == NULL:
+            return -1
+        self.pval = <double*>p
+        p = realloc(self.pidx, cap * sizeof(int))
+        if p == NULL:
+            return -1
+        self.pidx = <int*>p
+        self.pend_cap = cap
+        return 0
+
+    cdef int _grow(self, Py_ssize_t need) noexcept nogil:
+        """Capacity for at least ``need`` blocks (geometric growth: the model is unbounded)."""
+        cdef Py_ssize_t cap
+        cdef int C = self.n_outputs
+        cdef void* p
+        if need <= self.cap:
+            return 0
+        cap = 2 * self.cap
+        if cap < need:
+            cap = need
+        p = realloc(self.A, cap * C * self.F2 * sizeof(double))
+        if p == NULL:
+            return -1
+        self.A = <double*>p
+        p = realloc(self.beta, cap * C * sizeof(double))
+        if p == NULL:
+            return -1
+        self.beta = <double*>p
+        p = realloc(self.live, cap * sizeof(unsigned char))
+        if p == NULL:
+            return -1
+        self.live = <unsigned char*>p
+        p = realloc(self.part, cap * C * sizeof(double))
+        if p == NULL:
+            return -1
+        self.part = <double*>p
+        if self.store_omega:
+            p = realloc(self.omega, cap * self.n_features * self.F * sizeof(double))
+            if p == NULL:
+                return -1
+            self.omega = <double*>p
+        self.cap = cap
+        return 0
+
+    cdef void _draw_block(self, Py_ssize_t j, double* E) noexcept nogil:
+        """E_j (d x F) row by row, with the same calls as regeneration makes (bit-identical)."""
+        cdef int n
+        for n in range(self.n_features):
+            ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>n * self.F, E + <Py_ssize_t>n * self.F, self.F)
+
+    # -- features and scores ------------------------------------------------------------------
+    cdef void _features(self, Py_ssize_t j, const double* E, const int* pos, const double* x, const int* idx,
+                        int nnz, double* buf, double* a, double* cs) noexcept nogil:
+        """cs = [cos a; sin a] with a = Omega_j^T x (without F^{-1/2}).
+
+        E: rows of E_j (row n at E + n F, or at E + pos[n] F when pos is given), or NULL to
+        regenerate the F normals of each nonzero feature n from element n F of block j + 1.
+        """
+        cdef int k, F = self.F
+        cdef double v
+        cdef const double* row
+        memset(a, 0, F * sizeof(double))
+        for k in range(nnz):
+            v = x[k]
+            if v == 0.0:
+                continue
+            if E == NULL:
+                ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>idx[k] * F, buf, F)
+                row = buf
+            elif pos == NULL:
+                row = E + <Py_ssize_t>idx[k] * F
+            else:
+                row = E + <Py_ssize_t>pos[idx[k]] * F
+            ok_axpy(F, self.root * v, row, a)
+        ok_vcossin(a, cs, cs + F, F)
+
+    cdef inline const double* _cached(self, Py_ssize_t j) noexcept nogil:
+        if self.store_omega:
+            return self.omega + j * self.n_features * self.F
+        return NULL
+
+    cdef void _partial(self, Py_ssize_t j, const double* x, const int* idx, int nnz, double* scr) noexcept nogil:
+        """part[j] = A_j^T [cos; sin] (stored scale, without F^{-1/2})."""
+        cdef int c, C = self.n_outputs, F = self.F
+        cdef double* cs = scr + 2 * F
+        self._features(j, self._cached(j), NULL, x, idx, nnz, scr, scr + F, cs)
+        for c in range(C):
+            self.part[j * C + c] = ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
+
+    cdef double _work(self, int nnz) noexcept nogil:
+        """Work of one prediction in axpy-element units (for the parallel threshold)."""
+        return self.m * self.F * (nnz * (1.0 if self.store_omega else GEN_WEIGHT) + 8.0 + 2 * self.n_outputs)
+
+    def work_units(self, int nnz):
+        """The parallel-work estimate of one prediction of a row with nnz nonzeros."""
+        return self._work(nnz)
+
+    cdef void _predict_f(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        """out = f(x) (without the novelty offset)."""
+        cdef Py_ssize_t j, m = self.m
+        cdef int c, C = self.n_outputs, nt = self.n_threads, stride = 4 * self.F
+        cdef double s
+        for c in range(C):
+            out[c] = 0.0
+        if m == 0:
+            return
+        if nt > self.n_scr:
+            nt = self.n_scr
+        if nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold:
+            for j in prange(m, num_threads=nt, schedule="static"):
+                if self.live[j]:
+                    self._partial(j, x, idx, nnz, self.tscr + threadid() * stride)
+        else:
+            for j in range(m):
+                if self.live[j]:
+                    self._partial(j, x, idx, nnz, self.tscr)
+        # fixed-order reduction: block order whatever the thread count
+        for j in range(m):
+            if self.live[j]:
+                for c in range(C):
+                    out[c] += self.part[j * C + c]
+        s = self.scale * self.norm
+        for c in range(C):
+            out[c] *= s
+
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        self._predict_f(x, idx, nnz, out)
+        if self.novelty:
+            out[0] -= self.offset
+        return 0
+
+    cdef Py_ssize_t model_size(self) noexcept nogil:
+        return self.m * self.F2
+
+    # -- learning -----------------------------------------------------------------------------
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        cdef int c, C = self.n_outputs, b = self.n_pend
+        cdef Py_ssize_t at
+        self.predict_row(x, idx, nnz, out)
+        at = self.pptr[b]
+        if self._reserve_pending(at + nnz) != 0:
+            return -1
+        if nnz:
+            memcpy(self.pval + at, x, nnz * sizeof(double))
+            memcpy(self.pidx + at, idx, nnz * sizeof(int))
+        self.pptr[b + 1] = at + nnz
+        self.py[b] = y
+        for c in range(C):
+            self.pf[b * C + c] = out[c]
+        self.n_pend = b + 1
+        if self.n_pend == self.B:
+            return self._update()
+        return 0
+
+    cdef void _shrink(self, double fac) noexcept nogil:
+        """Every A_j and beta_j times fac, O(1) through the scale (§1.1)."""
+        cdef Py_ssize_t i, nA = self.m * self.n_outputs * self.F2, nb = self.m * self.n_outputs
+        if fac == 1.0:
+            return
+        if fac == 0.0:
+            memset(self.A, 0, nA * sizeof(double))
+            memset(self.beta, 0, nb * sizeof(double))
+            self.scale = 1.0
+            return
+        self.scale *= fac
+        if fabs(self.scale) < RENORM:
+            for i in range(nA):
+                self.A[i] *= self.scale
+            for i in range(nb):
+                self.beta[i] *= self.scale
+            self.scale = 1.0
+
+    cdef void _block_gradient(self, Py_ssize_t j) noexcept nogil:
+        """H = (1/B) sum_b z_j(x_b) g_b^T of the pending batch (C x 2F), times P^{-1} with
+        ``precondition``."""
+        cdef int b, c, q, r, C = self.n_outputs, F2 = self.F2, B = self.B
+        cdef bint any_g
+        cdef double* scr = self.tscr
+        cdef double* cs
+        cdef double* g
+        cdef double w
+        cdef const double* E = self._cached(j)
+        memset(self.H, 0, <Py_ssize_t>C * F2 * sizeof(double))
+        for b in range(B):
+            g = self.gb + b * C
+            any_g = False
+            for c in range(C):
+                any_g = any_g or g[c] != 0.0
+            if not any_g and not self.precondition:
+                continue                       # zero rows add nothing (and cost a regeneration)
+            cs = self.Z + <Py_ssize_t>b * F2 if self.precondition else scr + 2 * self.F
+            self._features(j, E, NULL, self.pval + self.pptr[b], self.pidx + self.pptr[b],
+                           <int>(self.pptr[b + 1] - self.pptr[b]), scr, scr + self.F, cs)
+            for c in range(C):
+                if g[c] != 0.0:
+                    ok_axpy(F2, g[c], cs, self.H + c * F2)
+        w = self.norm / B                      # z = F^{-1/2} cs, mean over the batch
+        for q in range(C * F2):
+            self.H[q] *= w
+        if not self.precondition:
+            return
+        # P = (1/B) sum_b z_b z_b^T + (nu + 1e-7) I (lower triangle is all the solver reads)
+        w = self.norm * self.norm / B
+        for q in range(F2):
+            for r in range(q + 1):
+                self.P[q * F2 + r] = 0.0
+            for b in range(B):
+                cs = self.Z + <Py_ssize_t>b * F2
+                if cs[q] != 0.0:
+                    for r in range(q + 1):
+                        self.P[q * F2 + r] += cs[q] * cs[r]
+            for r in range(q + 1):
+                self.P[q * F2 + r] *= w
+            self.P[q * F2 + q] += self.nu + RIDGE
+        cholesky_solve(self.P, F2, self.H, C)
+
+    cdef void _apply(self, Py_ssize_t j, double step) noexcept nogil:
+        """A_j += -step H and beta_j += -step gbar (true values; stored divided by the scale)."""
+        cdef int c, q, C = self.n_outputs, F2 = self.F2
+        cdef double w = -step / self.scale
+        cdef double* Aj = self.A + j * C * F2
+        cdef bint nz = False
+        for c in range(C):
+            for q in range(F2):
+                Aj[c * F2 + q] += w * self.H[c * F2 + q]
+                nz = nz or Aj[c * F2 + q] != 0.0
+            self.beta[j * C + c] += w * self.gbar[c]
+        self.live[j] = self.live[j] or nz
+
+    cdef int _update(self) noexcept nogil:
+        """One iteration on the B pending examples (§3.13-3.15)."""
+        cdef long long i = self.n_iter + 1
+        cdef double gam = self.theta / (i + self.t0), step = gam, M, v, a, bb, cc, s, best, bk
+        cdef int b, c, C = self.n_outputs, B = self.B, cnt = 0
+        cdef Py_ssize_t j, k = -1, q
+        cdef bint new = True
+        cdef double* g
+        # gradients at the pre-update scores
+        for c in range(C):
+            self.gbar[c] = 0.0
+        for b in range(B):
+            g = self.gb + b * C
+            if self.novelty:
+                g[0] = -1.0 if self.pf[b] < 0.0 else 0.0       # the score is f - o
+                cnt += g[0] != 0.0
+            else:
+                self.loss.grad(self.pf + b * C, self.py[b], C, g)
+            for c in range(C):
+                self.gbar[c] += g[c]
+        for c in range(C):
+            self.gbar[c] /= B
+        # which block: new (m + 1) or old k
+        if self.variant == VAR_UDSG:
+            if self.m > 0 and (i - 1) % (self.new_iters + self.reuse_iters) >= self.new_iters:
+                new = False
+                k = self.choice.integers(self.m)
+        elif self.variant == VAR_CDSG:
+            a = 0.0
+            for c in range(C):
+                a += self.gbar[c] * self.gbar[c]
+            if self.lipschitz_m > 0.0:
+                M = self.lipschitz_m
+            elif self.unbounded:
+                # the paper's M bounds every example's |l'| (Li & Poczos Assumption 2.3), so the
+                # running max is over the examples' ||g_b||, not over the batch mean ||gbar||
+                for b in range(B):
+                    bk = 0.0
+                    for c in range(C):
+                        bk += self.gb[b * C + c] * self.gb[b * C + c]
+                    if sqrt(bk) > self.m_run:
+                        self.m_run = sqrt(bk)
+                M = self.m_run
+            else:
+                M = 1.0
+            if self.m > 0:
+                v = M * self.sigma_var / B
+                v = v * v
+                best = -1.0
+                for j in range(self.m):
+                    bb = 0.0
+                    cc = 0.0
+                    for c in range(C):
+                        bk = self.scale * self.beta[j * C + c]
+                        bb += bk * self.gbar[c]
+                        cc += bk * bk
+                    s = cdsg_root(a, bb, cc, v, gam)
+                    if s > best:
+                        best = s
+                        k = j
+                if best > gam:
+                    new = False
+                    step = best
+                else:
+                    k = -1
+        if new:
+            if self._grow(self.m + 1) != 0:
+                return -1
+            j = self.m
+            if self.store_omega:
+                self._draw_block(j, self.omega + j * self.n_features * self.F)
+            for q in range(C * self.F2):
+                self.A[j * C * self.F2 + q] = 0.0
+            for c in range(C):
+                self.beta[j * C + c] = 0.0
+            self.live[j] = 0
+            self._block_gradient(j)
+            self._shrink(1.0 - gam * self.nu)  # old blocks only: block m + 1 is still zero
+            self.m += 1
+            self._apply(j, gam)
+        else:
+            self._block_gradient(k)
+            self._shrink(1.0 - step * self.nu)
+            self._apply(k, step)
+            self.n_reuse += 1
+        if self.novelty:
+            self.offset += gam * (self.nu - (<double>cnt) / B)
+        self.n_iter = i
+        self.n_pend = 0
+        return 0
+
+    # -- Python access ------------------------------------------------------------------------
+    def decision_function(self, rows):
+        """Scores of every row, (n, n_outputs): block-major, so each block's rows of E_j are drawn
+        once for all queries (only for the features that occur); bit-identical to predict_row."""
+        cdef Py_ssize_t n = rows.n_rows, r, j, u, nu_, m = self.m
+        cdef int C = self.n_outputs, c, F = self.F, d_in = 0, nt = max(1, min(self.n_threads, self.n_scr))
+        cdef int stride = 4 * F, tid
+        out = np.zeros((n, C))
+        if n == 0:
+            return out
+        cdef double[:, ::1] ov = out
+        cdef bint dense = rows.dense
+        cdef double[::1] data1
+        cdef double[:, ::1] data2
+        cdef const double* dp = NULL
+        cdef int[::1] iv = rows.indices
+        cdef long long[::1] pv = rows.indptr
+        cdef const int* ip = &iv[0] if iv.shape[0] else NULL
+        if dense:
+            data2 = rows.data
+            d_in = data2.shape[1]
+            if d_in:
+                dp = &data2[0, 0]
+            used = np.arange(d_in, dtype=np.int32)
+        else:
+            data1 = rows.data
+            if data1.shape[0]:
+                dp = &data1[0]
+            used = np.unique(np.asarray(rows.indices)).astype(np.int32)
+        cdef int[::1] usedv = used
+        nu_ = used.shape[0]
+        posa = np.full(self.n_features, -1, dtype=np.int32)
+        posa[used] = np.arange(nu_, dtype=np.int32)
+        cdef int[::1] posv = posa
+        Ec = np.zeros(max(1, nu_ * F))
+        cdef double[::1] Ecv = Ec
+        cdef const double* E
+        cdef const int* pos
+        cdef double* scr
+        cdef bint par = nt > 1 and n > 1 and n * F * (8.0 + 2 * C) >= self.par_threshold
+        with nogil:
+            for j in range(m):
+                if not self.live[j]:
+                    continue
+                if self.store_omega:
+                    E = self.omega + j * self.n_features * F
+                    pos = NULL
+                else:
+                    for u in range(nu_):
+                        ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>usedv[u] * F, &Ecv[u * F], F)
+                    E = &Ecv[0]
+                    pos = &posv[0]
+                if par:
+                    for r in prange(n, num_threads=nt, schedule="static"):
+                        self._query(j, E, pos, dp, ip, &pv[0], dense, d_in, r, self.tscr + threadid() * stride, &ov[r, 0])
+                else:
+                    for r in range(n):
+                        self._query(j, E, pos, dp, ip, &pv[0], dense, d_in, r, self.tscr, &ov[r, 0])
+        out *= self.scale * self.norm
+        if self.novelty:
+            out[:, 0] -= self.offset
+        return out
+
+    cdef void _query(self, Py_ssize_t j, const double* E, const int* pos, const double* dp, const int* ip,
+                     const long long* pp, bint dense, int d_in, Py_ssize_t r, double* scr, double* acc) noexcept nogil:
+        cdef int c, C = self.n_outputs, F = self.F
+        cdef double* cs = scr + 2 * F
+        if dense:
+            self._features(j, E, pos, dp + r * d_in, ip, d_in, scr, scr + F, cs)
+        else:
+            self._features(j, E, pos, dp + pp[r], ip + pp[r], <int>(pp[r + 1] - pp[r]), scr, scr + F, cs)
+        for c in range(C):
+            acc[c] += ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
+
+    @property
+    def coefficients(self):
+        """True block coefficients, array (m, C, 2F): [cos part; sin part] of each block."""
+        out = np.empty((self.m, self.n_outputs, self.F2))
+        cdef double[:, :, ::1] ov = out
+        cdef Py_ssize_t q, n = self.m * self.n_outputs * self.F2
+        if n:
+            memcpy(&ov[0, 0, 0], self.A, n * sizeof(double))
+        return out * self.scale
+
+    @property
+    def scalar_parts(self):
+        """True scalar parts beta_j (CDSG), array (m, C)."""
+        out = np.empty((self.m, self.n_outputs))
+        cdef double[:, ::1] ov = out
+        if self.m:
+            memcpy(&ov[0, 0], self.beta, self.m * self.n_outputs * sizeof(double))
+        return out * self.scale
+
+    @property
+    def block_live(self):
+        """Per block: 1 if it has a nonzero coefficient (zero blocks are skipped when predicting)."""
+        return np.array([self.live[j] for j in range(self.m)], dtype=np.uint8)
+
+    def block_E(self, Py_ssize_t j):
+        """E_j (d x F) of block j (1-based), as the core draws it; Omega_j = sqrt(2 g) E_j."""
+        if not 1 <= j:
+            raise ValueError("blocks are numbered from 1")
+        E = np.empty((self.n_features, self.F))
+        cdef double[:, ::1] ev = E
+        self._draw_block(j - 1, &ev[0, 0])
+        return E
+
+    def predict_rows(self, X):
+        """Scores of the rows of a dense array through predict_row, one row at a time (the path
+        of training; tests and benchmarks compare it with the block-major decision_function)."""
+        A = np.ascontiguousarray(X, dtype=np.float64)
+        if A.ndim != 2 or A.shape[1] != self.n_features:
+            raise ValueError("X must be a dense (n, n_features) array")
+        cdef double[:, ::1] xv = A
+        idx_ = np.arange(self.n_features, dtype=np.int32)
+        cdef int[::1] iv = idx_
+        out = np.zeros((A.shape[0], self.n_outputs))
+        cdef double[:, ::1] ov = out
+        cdef Py_ssize_t r
+        with nogil:
+            for r in range(xv.shape[0]):
+                self.predict_row(&xv[r, 0], &iv[0], self.n_features, &ov[r, 0])
+        return out
+
+    def py_step(self, x, double y):
+        """One dense example through ``step`` (tests); returns the pre-update score."""
+        xv_ = np.ascontiguousarray(x, dtype=np.float64)
+        cdef double[::1] xv = xv_
+        idx_ = np.arange(xv.shape[0], dtype=np.int32)
+        cdef int[::1] iv = idx_
+        out = np.zeros(self.n_outputs)
+        cdef double[::1] o = out
+        if xv.shape[0] != self.n_features:
+            raise ValueError("x must have n_features values")
+        if self.step(&xv[0], &iv[0], xv.shape[0], y, &o[0]) != 0:
+            raise MemoryError("the DSG model could not grow")
+        self.n_seen += 1
+        return out
+
+    def get_state(self):
+        st = LearnerCore.get_state(self)
+        cdef int C = self.n_outputs
+        cdef Py_ssize_t at = self.pptr[self.n_pend]
+        pend_ptr = np.array([self.pptr[b] for b in range(self.n_pend + 1)], dtype=np.int64)
+        pend_values = np.array([self.pval[q] for q in range(at)], dtype=np.float64)
+        pend_indices = np.array([self.pidx[q] for q in range(at)], dtype=np.int32)
+        pend_y = np.array([self.py[b] for b in range(self.n_pend)], dtype=np.float64)
+        pend_scores = np.array([self.pf[q] for q in range(self.n_pend * C)], dtype=np.float64).reshape(self.n_pend, C)
+        A = np.empty((self.m, C, self.F2))
+        beta = np.empty((self.m, C))
+        cdef double[:, :, ::1] av
+        cdef double[:, ::1] bv
+        if self.m:
+            av = A
+            bv = beta
+            memcpy(&av[0, 0, 0], self.A, self.m * C * self.F2 * sizeof(double))
+            memcpy(&bv[0, 0], self.beta, self.m * C * sizeof(double))
+        st.update(
+            variant=self.variant, batch_size=self.B, block_size=self.F, nu=self.nu, theta=self.theta,
+            t0=self.t0, gamma=self.gamma, seed=int(self.seed), precondition=bool(self.precondition),
+            store_omega=bool(self.store_omega), novelty=bool(self.novelty), new_iters=self.new_iters,
+            reuse_iters=self.reuse_iters, lipschitz_m=self.lipschitz_m, sigma_var=self.sigma_var,
+            loss=None if self.loss is None else self.loss.spec,
+            choice=self.choice.state, n_iter=self.n_iter, n_reuse=self.n_reuse, scale=self.scale,
+            offset=self.offset, m_run=self.m_run, A=A, beta=beta, live=self.block_live,
+            pend_ptr=pend_ptr, pend_values=pend_values, pend_indices=pend_indices, pend_y=pend_y,
+            pend_scores=pend_scores)
+        return st
+
+    def set_state(self, st):
+        LearnerCore.set_state(self, st)
+        C = self.n_outputs
+        spec = st["loss"]
+        if spec is None:
+            loss = None
+        else:
+            if bool(spec["multiclass"]) != (self.task == TASK_MULTICLASS):
+                raise ValueError("the loss does not match the learner's task")
+            loss = PyTaskLoss(spec["name"], spec["multiclass"], spec["epsilon"], spec["huber_delta"], spec["quantile"])
+        self._setup_dsg(self.n_features, self.task, self.n_outputs, self.n_threads, int(st["variant"]),
+                        int(st["batch_size"]), int(st["block_size"]), float(st["nu"]), float(st["theta"]),
+                        float(st["t0"]), float(st["gamma"]), int(st["seed"]), bool(st["precondition"]),
+                        bool(st["store_omega"]), bool(st["novelty"]), int(st["new_iters"]),
+                        int(st["reuse_iters"]), float(st["lipschitz_m"]), float(st["sigma_var"]), loss)
+        self.n_seen = int(st["n_seen"])
+        A = np.ascontiguousarray(st["A"], dtype=np.float64)
+        beta = np.ascontiguousarray(st["beta"], dtype=np.float64)
+        live = np.ascontiguousarray(st["live"], dtype=np.uint8)
+        m = A.shape[0] if A.ndim == 3 else -1
+        if A.ndim != 3 or A.shape[1:] != (C, self.F2) or beta.shape != (m, C) or live.shape != (m,):
+            raise ValueError("DSG state: block arrays have inconsistent shapes")
+        scale = float(st["scale"])
+        if not np.isfinite(scale) or scale == 0.0:
+            raise ValueError("DSG state: invalid scale")
+        n_iter, n_reuse = int(st["n_iter"]), int(st["n_reuse"])
+        if n_iter < 0 or not 0 <= n_reuse <= n_iter or m > n_iter or m + n_reuse != n_iter:
+            raise ValueError("DSG state: iteration counts do not match the number of blocks")
+        ptr = np.ascontiguousarray(st["pend_ptr"], dtype=np.int64)
+        vals = np.ascontiguousarray(st["pend_values"], dtype=np.float64)
+        idxs = np.ascontiguousarray(st["pend_indices"], dtype=np.int32)
+        ys = np.ascontiguousarray(st["pend_y"], dtype=np.float64)
+        fs = np.ascontiguousarray(st["pend_scores"], dtype=np.float64).reshape(-1, C) if np.size(st["pend_scores"]) else np.zeros((0, C))
+        n_pend = ptr.shape[0] - 1
+        if (ptr.ndim != 1 or not 0 <= n_pend < self.B or ptr[0] != 0 or np.any(np.diff(ptr) < 0)
+                or ptr[n_pend] != vals.shape[0] or idxs.shape != vals.shape or ys.shape != (n_pend,)
+                or fs.shape != (n_pend, C)):
+            raise ValueError("DSG state: inconsistent pending batch")
+        if idxs.size and (idxs.min() < 0 or idxs.max() >= self.n_features):
+            raise ValueError("DSG state: pending feature index out of range")
+        if self._grow(max(m, 1)) != 0 or self._reserve_pending(max(vals.shape[0], 1)) != 0:
+            raise MemoryError("cannot allocate the DSG model")
+        cdef double[:, :, ::1] av = A
+        cdef double[:, ::1] bv = beta
+        cdef unsigned char[::1] lv = live
+        cdef Py_ssize_t j, q
+        self.m = m
+        if m:
+            memcpy(self.A, &av[0, 0, 0], m * C * self.F2 * sizeof(double))
+            memcpy(self.beta, &bv[0, 0], m * C * sizeof(double))
+            for j in range(m):
+                self.live[j] = 1 if lv[j] else 0
+                if self.store_omega:
+                    self._draw_block(j, self.omega + j * self.n_features * self.F)
+        self.scale = scale
+        self.n_iter, self.n_reuse = n_iter, n_reuse
+        self.offset = float(st["offset"])
+        self.m_run = float(st["m_run"])
+        self.choice.state = st["choice"]
+        for q in range(vals.shape[0]):
+            self.pval[q] = vals[q]
+            self.pidx[q] = idxs[q]
+        for q in range(n_pend + 1):
+            self.pptr[q] = ptr[q]
+        for q in range(n_pend):
+            self.py[q] = ys[q]
+            for c in range(C):
+                self.pf[q * C + c] = fs[q, c]
+        self.n_pend = n_pend
+
+
+# ---- the Python learners ------------------------------------------------------------------------
+
+NOVELTY_CLASSES = np.array([-1, 1])
+
+
+def _flag(name, v):
+    if not isinstance(v, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {v!r}")
+
+
+class DSG(OnlineLearner):
+    """Doubly stochastic gradients: a kernel machine whose random features grow by one block of
+    F frequencies per mini-batch, regenerated from the seed instead of stored.
+
+    Dai, Xie, He, Liang, Raj, Balcan & Song, "Scalable kernel methods via doubly stochastic
+    gradients", NIPS 2014 (long version, Algorithms 1-2 and the loss catalogue of §4).
+    ALGORITHMS.md §3.13; mini-batch protocol §1.2; median heuristic §1.4.  Multiclass uses the
+    softmax loss (Dai et al.'s multi-class kernel logistic regression): ``loss='logistic'`` on a
+    multiclass problem means softmax for this family.  A partial batch at the end of a stream stays
+    pending until more examples arrive (``n_pending_``); predictions use the last completed
+    iteration.  ``model_size_`` counts random features m * 2F.
+
+    Parameters
+    ----------
+    batch_size : int
+        B, examples per iteration (64; Dai et al. 2014, Adult: 2^6).
+    block_size : int
+        F, new random frequencies per iteration (32; Dai et al. 2014, Adult: 2^5).
+    nu : float
+        Regularisation nu of nu ||f||^2 / 2 (1e-5; Li & Poczos 2016, Table 2).
+    theta : float
+        Step scale: gamma_i = theta / (i + t0) (1e4; DSG Matlab 1/(1 + 1e-4 i)).
+    t0 : float
+        Step offset (1e4).
+    gamma : float, 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'median' (default, §1.4: g = 1/(2 (c med)^2))
+        or None (1/n_features).
+    median_scale : float
+        c of the median heuristic (1; Dai et al. used 0.1 on synthetic data, 4 on image features).
+    loss : str
+        Any loss of §2: logistic (default), hinge, squared-hinge; squared, absolute,
+        epsilon-insensitive, huber, quantile (regression); multiclass softmax (logistic), hinge.
+    epsilon, huber_delta, quantile : float
+        Loss parameters.
+    novelty : bool
+        One-class novelty detection with a learned offset o (the DSG paper's §4 rule).  The loss
+        max(0, o - f) replaces ``loss``; labels are +1 (inlier) / -1 (outlier), only used to count
+        mistakes, and may be omitted in fit (all inliers).  Scores are f(x) - o.
+    precondition : bool
+        Precondition every block step by the block's feature covariance on the batch.  This is
+        the DSG Matlab code's P = (1/B) sum z z^T + (nu + 1e-7) I (§3.13 step 4); UDSG and CDSG
+        apply it to the reused block's step too (ext).
+    store_omega : bool
+        Cache the frequencies of every block instead of regenerating them.  Predictions are
+        identical; memory grows by m d F doubles.
+    seed : int
+        Decides the blocks (counter-based stream DSG_BLOCK), UDSG's choices and the median sample.
+    n_threads : int or None
+        Threads for the block sums (None: all cores); results do not depend on it.
+    """
+
+    family = "dsg"
+    losses = ALL_LOSSES
+    summary = "doubly stochastic gradients: F regenerated random frequencies per mini-batch"
+    paper = "Dai, Xie, He, Liang, Raj, Balcan & Song, NIPS 2014"
+    size_name = "features"
+    _variant = DSG_VARIANT
+
+    def __init__(self, batch_size=64, block_size=32, nu=1e-5, theta=1e4, t0=1e4, gamma="median",
+                 median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0, quantile=0.5,
+                 novelty=False, precondition=False, store_omega=False, seed=0, n_threads=None):
+        self.batch_size = batch_size
+        self.block_size = block_size
+        self.nu = nu
+        self.theta = theta
+        self.t0 = t0
+        self.gamma = gamma
+        self.median_scale = median_scale
+        self.loss = loss
+        self.epsilon = epsilon
+        self.huber_delta = huber_delta
+        self.quantile = quantile
+        self.novelty = novelty
+        self.precondition = precondition
+        self.store_omega = store_omega
+        self.seed = seed
+        self.n_threads = n_threads
+
+    # ---- parameters and tasks ---------------------------------------------------------------
+    def _validate_params(self):
+        OnlineLearner._validate_params(self)
+        _positive_int("batch_size", self.batch_size)
+        _positive_int("block_size", self.block_size)
+        _nonnegative("nu", self.nu)
+        _positive("theta", self.theta)
+        _nonnegative("t0", self.t0)
+        _positive("median_scale", self.median_scale)
+        for name in ("novelty", "precondition", "store_omega"):
+            _flag(name, getattr(self, name))
+
+    def _task_kind(self):
+        if self.novelty:
+            return "classification"
+        return OnlineLearner._task_kind(self)
+
+    def _initialize(self, X, y, classes):
+        if self.novelty:
+            if classes is not None and not np.isin(np.unique(classes), NOVELTY_CLASSES).all():
+                raise ValueError("novelty detection uses the labels +1 (inlier) and -1 (outlier)")
+            classes = NOVELTY_CLASSES
+        OnlineLearner._initialize(self, X, y, classes)
+
+    def _novelty_y(self, X, y):
+        if y is None:
+            if not self.novelty:
+                raise ValueError("y is required (only novelty detection learns without labels)")
+            return np.ones(self._check_X(X).shape[0])
+        return y
+
+    def fit(self, X, y=None):
+        """Start afresh and learn from the rows of X once (y may be omitted with novelty=True)."""
+        return OnlineLearner.fit(self, X, self._novelty_y(X, y))
+
+    def partial_fit(self, X, y=None, classes=None):
+        """Continue learning from the rows of X (a pending partial batch is continued)."""
+        if self.novelty and classes is None:
+            classes = NOVELTY_CLASSES
+        return OnlineLearner.partial_fit(self, X, self._novelty_y(X, y), classes)
+
+    def _variant_params(self):
+        """(new_iters, reuse_iters, lipschitz_m, sigma_var) of the core."""
+        return 1, 0, -1.0, 1.0
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        loss = None
+        if not self.novelty:
+            name = canonical_loss(self.loss)
+            if task == TASK_MULTICLASS and name == "logistic":
+                name = "softmax"          # Dai et al.: multi-class kernel logistic regression
+            loss = PyTaskLoss(name, task == TASK_MULTICLASS, self.epsilon, self.huber_delta, self.quantile)
+        G, U, M, sigma = self._variant_params()
+        core = DSGCore()
+        core._setup_dsg(n_features, task, n_outputs, self._n_threads(), self._variant, int(self.batch_size),
+                        int(self.block_size), float(self.nu), float(self.theta), float(self.t0), gamma,
+                        self.seed, bool(self.precondition), bool(self.store_omega), bool(self.novelty),
+                        G, U, M, sigma, loss)
+        return core
+
+    # ---- learned state ------------------------------------------------------------------------
+    @property
+    def coef_(self):
+        """Block coefficients A_j: (m, 2F), or (m, C, 2F) for multiclass."""
+        self._check_fitted()
+        A = self.core_.coefficients
+        return A[:, 0, :] if A.shape[1] == 1 else A
+
+    @property
+    def offset_(self):
+        """The learned novelty offset o (0 unless novelty=True)."""
+        self._check_fitted()
+        return float(self.core_.offset)
+
+    @property
+    def n_blocks_(self):
+        """Blocks m in the model."""
+        self._check_fitted()
+        return int(self.core_.m)
+
+    @property
+    def n_iterations_(self):
+        """Completed mini-batch iterations."""
+        self._check_fitted()
+        return int(self.core_.n_iter)
+
+    @property
+    def n_reused_(self):
+        """Iterations that updated an old block instead of adding one (UDSG, CDSG)."""
+        self._check_fitted()
+        return int(self.core_.n_reuse)
+
+    @property
+    def n_pending_(self):
+        """Examples of the current, incomplete mini-batch (scored, not yet learned from)."""
+        self._check_fitted()
+        return int(self.core_.n_pend)
+
+
+class UDSG(DSG):
+    """DSG reusing old random features uniformly: G iterations add a block, then U iterations
+    update a block drawn uniformly from the model.
+
+    Li & Poczos, "Utilize old coordinates: faster doubly stochastic gradients for kernel methods",
+    UAI 2016, Algorithm 3.  ALGORITHMS.md §3.14: iteration i adds a block when
+    (i - 1) mod (G + U) < G or the model is empty (the proof's definition; Alg. 3 prints
+    mod(i, G + U) < G), otherwise updates block k uniform in {1..m} (stream CHOICE).  U = 0 is DSG.
+
+    Parameters
+    ----------
+    new_iters : int
+        G, the new-block iterations per cycle (the spec's --G).  Default 1, as in the paper's
+        experiments.
+    reuse_iters : int
+        U, the old-block iterations per cycle (the spec's --U).  Default 1, as in the paper's
+        experiments; 0 gives DSG.
+{dsg_params}    """
+
+    family = "udsg"
+    summary = "DSG that alternates G new-block iterations with U updates of uniformly drawn old blocks"
+    paper = "Li & Poczos, UAI 2016"
+    _variant = UDSG_VARIANT
+
+    def __init__(self, new_iters=1, reuse_iters=1, batch_size=64, block_size=32, nu=1e-5, theta=1e4,
+                 t0=1e4, gamma="median", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
+                 quantile=0.5, novelty=False, precondition=False, store_omega=False, seed=0, n_threads=None):
+        self.new_iters = new_iters
+        self.reuse_iters = reuse_iters
+        DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
+                     huber_delta, quantile, novelty, precondition, store_omega, seed, n_threads)
+
+    def _validate_params(self):
+        DSG._validate_params(self)
+        _positive_int("new_iters", self.new_iters)
+        if (isinstance(self.reuse_iters, (bool, np.bool_)) or not isinstance(self.reuse_iters, (int, np.integer))
+                or self.reuse_iters < 0):
+            raise ValueError(f"reuse_iters must be a non-negative integer, got {self.reuse_iters!r}")
+
+    def _variant_params(self):
+        return int(self.new_iters), int(self.reuse_iters), -1.0, 1.0
+
+
+class CDSG(DSG):
+    """DSG with checking and expected line search: reuse the old block whose eq.-(9) step is the
+    largest when it beats gamma_i, otherwise add a block.
+
+    Li & Poczos, "Utilize old coordinates: faster doubly stochastic gradients for kernel methods",
+    UAI 2016, Algorithm 4 and eq. (9).  ALGORITHMS.md §3.15 (the mini-batch form with the mean
+    gradient and vector norms is the spec's extension).  sigma = 1e12 makes every check fail (DSG).
+
+    Parameters
+    ----------
+    lipschitz_m : float or None
+        M, the bound on every example's ||l'|| in the CDSG check.  None (default): 1, or for the
+        unbounded losses squared and squared-hinge the running max over the examples seen of
+        ||l'(f_b, y_b)|| (Li & Poczos' Assumption 2.3; §3.15 writes the running max of the batch
+        mean ||gbar||, which underestimates the bound and lets CDSG overshoot on casp).
+    sigma_var : float
+        The feature-noise scale sigma of the CDSG check, sqrt(E_w Var_y[phi_w(y) phi_w(x) - k(y, x)]).
+        Default 1 (no reference value exists); 1e12 makes every check fail, which is DSG.
+{dsg_params}    """
+
+    family = "cdsg"
+    summary = "DSG that reuses the old block with the largest safe step (eq. 9) when it beats the new-block step"
+    paper = "Li & Poczos, UAI 2016"
+    _variant = CDSG_VARIANT
+
+    def __init__(self, lipschitz_m=None, sigma_var=1.0, batch_size=64, block_size=32, nu=1e-5, theta=1e4,
+                 t0=1e4, gamma="median", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
+                 quantile=0.5, novelty=False, precondition=False, store_omega=False, seed=0, n_threads=None):
+        self.lipschitz_m = lipschitz_m
+        self.sigma_var = sigma_var
+        DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
+                     huber_delta, quantile, novelty, precondition, store_omega, seed, n_threads)
+
+    def _validate_params(self):
+        DSG._validate_params(self)
+        if self.lipschitz_m is not None:
+            _positive("lipschitz_m", self.lipschitz_m)
+        _nonnegative("sigma_var", self.sigma_var)
+
+    def _variant_params(self):
+        M = -1.0 if self.lipschitz_m is None else float(self.lipschitz_m)
+        return 1, 0, M, float(self.sigma_var)
+
+
+def _dsg_parameters():
+    """The Parameters entries of DSG's docstring (UDSG and CDSG share them)."""
+    doc = DSG.__doc__
+    body = doc[doc.index("----------\n") + len("----------\n"):]
+    return body.rstrip()
+
+
+UDSG.__doc__ = UDSG.__doc__.replace("{dsg_params}", _dsg_parameters() + "\n")
+CDSG.__doc__ = CDSG.__doc__.replace("{dsg_params}", _dsg_parameters() + "\n")
