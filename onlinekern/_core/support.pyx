@@ -26,7 +26,7 @@ cdef double RENORM = 1e-100
 
 # Work units n_SV * (nnz + 8) from which a kernel row is split over threads; measured by
 # tools/bench_threads.py (BENCHMARKS.md).  Tests lower it to force the parallel path.
-cdef Py_ssize_t default_par_threshold = 65536
+cdef Py_ssize_t default_par_threshold = 32768
 
 
 def get_par_threshold():
