@@ -11,7 +11,10 @@
  *
  * Element i of a stream uses Philox block (key1, i / 2); its 128 bits give two 53-bit uniforms,
  * and Box-Muller turns them into two normals: element 2j is the cosine branch, 2j+1 the sine
- * branch.  The Python twin (onlinekern._core.counter_rng) calls the same functions, so NumPy test
+ * branch.  Uniform element i and normal element i^1 come from the same Philox block, so a consumer
+ * that draws both kinds from one (seed, stream, key1) must keep their element ranges apart (Shrinking
+ * Gradient pads each sample to an even element for this).  The Python twin
+ * (onlinekern._core.counter_rng) calls the same functions, so NumPy test
  * oracles see exactly these numbers.  Results depend only on libm's log/cos/sin/sqrt.
  */
 #ifndef OK_RNG_H

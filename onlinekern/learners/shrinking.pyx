@@ -1,0 +1,579 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Shrinking Gradient (Livni, Carmon & Globerson, ICML 2017, Algorithms 1-2), ALGORITHMS.md §3.16.
+
+Squared-loss online gradient descent in span{Phi(x_i)} when the kernel is reachable only through
+random features psi(x; w) with E_w[psi(x; w) psi(x'; w)] = k(x, x').  At step t:
+
+1. E_t = EST(alpha, x_t, m) (Algorithm 2): m times draw i with probability |alpha_i|/||alpha||_1
+   and a fresh feature w, E^(k) = sign(alpha_i) psi(x_i; w) psi(x_t; w); E_t = ||alpha||_1/m sum_k E^(k).
+   Record with f = E_t.
+2. If |E_t| < 16 B_n: alpha_t = eta (y_t - E_t) and x_t joins; else alpha <- alpha/4.
+
+The sampler over |alpha_i| is a Fenwick tree built by appends only (coefficients never change
+after insertion except through a global scale, which leaves the distribution unchanged), so a
+draw and an append are O(log t).  Random numbers come from the counter-based generator
+include/ok_rng.h, not from numpy's PCG64 (see ``ShrinkingGradient`` for the element layout).
+"""
+from libc.math cimport cos, fabs, sqrt
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport realloc, free
+from cython.parallel cimport prange, threadid
+
+from onlinekern._core.learner cimport TASK_MULTICLASS
+from onlinekern._core.support cimport KernelCore, row_sqnorm
+from onlinekern._core.counter_rng cimport ok_uniform, ok_normals
+from onlinekern._core.vmath cimport ok_dot
+
+import numpy as np
+
+from onlinekern.base import PARAM_CHECKS, KernelLearner, _positive, _positive_int
+from onlinekern.seeding import ESTIMATOR as _ESTIMATOR_STREAM
+
+cdef unsigned int ESTIMATOR = 4          # ALGORITHMS.md §1.5 stream ESTIMATOR
+cdef uint64_t POST_KEY = 1ULL << 63      # key1 of the j-th call after training: 2^63 + j
+cdef double RENORM = 1e-100              # §1.1: renormalise the scale below this
+cdef double SQRT2 = 1.4142135623730951
+cdef double TWO_PI = 6.283185307179586
+cdef Py_ssize_t PAR_WORK = 16384         # the SupportSet's measured threshold for prange
+
+assert _ESTIMATOR_STREAM == ESTIMATOR
+
+# ---- random features psi(x; w) ---------------------------------------------------------------
+# One enum value and one function per feature: fourier_product / coordinate_product draw w from
+# elements first, first + 1, ... of the counter stream (seed, ESTIMATOR, key1) and return
+# psi(x_i; w) psi(x; w).  feature_stride says how many elements one sample occupies (including
+# the uniform that picks i), and ShrinkingCore.exact_scores holds the matching exact kernel.
+
+cdef enum Feature:
+    FEATURE_FOURIER = 0       # sqrt(2) cos(w^T x + b), w ~ N(0, 2g I), b ~ U[0, 2 pi): Gaussian kernel
+    FEATURE_COORDINATE = 1    # sqrt(d) x_w, w uniform over coordinates: linear kernel x^T x'
+
+FEATURES = {"fourier": FEATURE_FOURIER, "coordinate": FEATURE_COORDINATE}
+FEATURE_NAMES = {v: k for k, v in FEATURES.items()}
+
+
+cdef inline Py_ssize_t feature_stride(int feature, int d) noexcept nogil:
+    # element 0: the uniform that picks i.  Fourier: element 1 the uniform for b, elements 2..d+1
+    # the normals of w, padded to an even count so every sample starts on a Philox block (a
+    # uniform and a normal in the same block are dependent: ok_rng.h derives both from it).
+    if feature == FEATURE_FOURIER:
+        return 2 + d + (d & 1)
+    return 2
+
+
+cdef inline double query_coord(const double* x, const int* idx, int nnz, int d, int w) noexcept nogil:
+    """x_w of a row given as (data, sorted indices, nnz)."""
+    cdef int lo = 0, hi = nnz - 1, mid
+    if nnz == d:
+        return x[w]
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        if idx[mid] == w:
+            return x[mid]
+        if idx[mid] < w:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return 0.0
+
+
+cdef inline double query_dot(const double* v, const double* x, const int* idx, int nnz, int d) noexcept nogil:
+    """v^T x for a dense v[0:d] and a (possibly sparse) row."""
+    cdef int k
+    cdef double s = 0.0
+    if nnz == d:
+        return ok_dot(v, x, d)
+    for k in range(nnz):
+        s += v[idx[k]] * x[k]
+    return s
+
+
+cdef inline double fourier_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrt2g,
+                                   const double* xi, const double* x, const int* idx, int nnz, int d,
+                                   double* w) noexcept nogil:
+    """psi(x_i) psi(x) for psi = sqrt(2) cos(w^T x + b): b from element first, e = w/sqrt(2g)
+    from elements first+1 .. first+d (standard normals; w written to scratch)."""
+    cdef double b = TWO_PI * ok_uniform(seed, ESTIMATOR, key1, first)
+    ok_normals(seed, ESTIMATOR, key1, first + 1, w, d)
+    cdef double ai = sqrt2g * ok_dot(w, xi, d)
+    cdef double a = sqrt2g * query_dot(w, x, idx, nnz, d)
+    return (SQRT2 * cos(ai + b)) * (SQRT2 * cos(a + b))
+
+
+cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrtd,
+                                      const double* xi, const double* x, const int* idx, int nnz, int d) noexcept nogil:
+    """psi(x_i) psi(x) for psi = sqrt(d) x_w, w = floor(d u) from element first."""
+    cdef int c = <int>(ok_uniform(seed, ESTIMATOR, key1, first) * d)
+    if c >= d:
+        c = d - 1
+    return (sqrtd * xi[c]) * (sqrtd * query_coord(x, idx, nnz, d, c))
+
+
+cdef inline Py_ssize_t lowbit(Py_ssize_t j) noexcept nogil:
+    return j & (-j)
+
+
+cdef class ShrinkingCore(KernelCore):
+    """Compiled Shrinking Gradient: SVs in the SupportSet (its scale stays 1; the coefficient of
+    SV i for output c is scale[c] * coef_ic), one global scale and one Fenwick tree per output."""
+    cdef public double eta, norm_bound
+    cdef readonly int n_samples
+    cdef public bint exact_predict
+    cdef readonly int feature
+    cdef readonly uint64_t seed
+    cdef readonly long long n_pred       # EST calls after training so far (keys 2^63 + j)
+    cdef double sqrt2g, sqrtd
+    cdef Py_ssize_t stride
+    cdef object buf_                     # keeps scale / total / ebuf / a alive
+    cdef double* scale                   # C: alpha_ic = scale[c] * coef_ic
+    cdef double* total                   # C: ||coef_c||_1 of the last estimate
+    cdef double* ebuf                    # C * m: the samples E^(k), summed in order
+    cdef double* a                       # C: new scaled coefficients
+    cdef object wscr_
+    cdef double* wscr                    # n_scr * d: per-thread w
+    cdef int n_scr
+    cdef double* tree                    # fcap * C Fenwick nodes (1-based node j at (j-1)*C)
+    cdef Py_ssize_t fcap
+
+    def __dealloc__(self):
+        free(self.tree)
+
+    def _setup_shrinking(self, double eta, double norm_bound, int n_samples, bint exact_predict,
+                         int feature, seed):
+        cdef int c
+        if feature not in FEATURE_NAMES:
+            raise ValueError(f"unknown feature code {feature}")
+        if not (eta > 0 and np.isfinite(eta)) or not (norm_bound > 0 and np.isfinite(norm_bound)) or n_samples < 1:
+            raise ValueError("eta and norm_bound must be > 0 and n_samples >= 1")
+        if not 0 <= int(seed) < 2 ** 64:
+            raise ValueError(f"seed must lie in [0, 2^64) for the counter-based generator, got {seed}")
+        self.eta, self.norm_bound, self.n_samples = eta, norm_bound, n_samples
+        self.exact_predict, self.feature, self.seed = exact_predict, feature, <uint64_t>int(seed)
+        self.n_pred = 0
+        self.sqrt2g = sqrt(2.0 * self.gamma)
+        self.sqrtd = sqrt(<double>self.n_features)
+        self.stride = feature_stride(feature, self.n_features)
+        cdef int C = self.n_outputs
+        self.buf_ = np.zeros(3 * C + C * n_samples)
+        cdef double[::1] v = self.buf_
+        self.scale, self.total, self.a, self.ebuf = &v[0], &v[C], &v[2 * C], &v[3 * C]
+        for c in range(C):
+            self.scale[c] = 1.0
+        self._alloc_scratch()
+        self._rebuild_trees()
+
+    def _alloc_scratch(self):
+        self.n_scr = max(1, self.n_threads)
+        self.wscr_ = np.zeros(self.n_scr * self.n_features)
+        cdef double[::1] w = self.wscr_
+        self.wscr = &w[0]
+
+    def set_threads(self, int n):
+        KernelCore.set_threads(self, n)
+        self._alloc_scratch()
+
+    # -- the sampler: a Fenwick tree over |coef_ic| per output, built by appends only ----------
+    cdef int tree_reserve(self, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t cap = self.fcap if self.fcap else 64
+        cdef void* p
+        if n <= self.fcap:
+            return 0
+        while cap < n:
+            cap *= 2
+        p = realloc(self.tree, cap * self.n_outputs * sizeof(double))
+        if p == NULL:
+            return -1
+        self.tree = <double*>p
+        self.fcap = cap
+        return 0
+
+    cdef void tree_set(self, Py_ssize_t n, int c, double v) noexcept nogil:
+        """Node n (1-based) covers (n - lowbit(n), n]: v plus the nodes that tile (n - lowbit(n), n - 1]."""
+        cdef int C = self.n_outputs
+        cdef Py_ssize_t j = n - 1, lim = n - lowbit(n)
+        cdef double s = v
+        while j > lim:
+            s += self.tree[(j - 1) * C + c]
+            j -= lowbit(j)
+        self.tree[(n - 1) * C + c] = s
+
+    cdef double tree_total(self, int c) noexcept nogil:
+        cdef int C = self.n_outputs
+        cdef Py_ssize_t j = self.sv.n
+        cdef double s = 0.0
+        while j > 0:
+            s += self.tree[(j - 1) * C + c]
+            j -= lowbit(j)
+        return s
+
+    cdef Py_ssize_t tree_find(self, int c, double target) noexcept nogil:
+        """The slot i with prefix(i) <= target < prefix(i + 1) (slots of weight 0 are skipped)."""
+        cdef int C = self.n_outputs
+        cdef Py_ssize_t n = self.sv.n, pos = 0, step = 1, nxt
+        cdef double v
+        while step * 2 <= n:
+            step *= 2
+        while step > 0:
+            nxt = pos + step
+            if nxt <= n:
+                v = self.tree[(nxt - 1) * C + c]
+                if v <= target:
+                    pos = nxt
+                    target -= v
+            step >>= 1
+        if pos >= n:                     # target reached the total through rounding
+            pos = n - 1
+            while pos > 0 and self.sv.alpha(pos, c) == 0.0:
+                pos -= 1
+        return pos
+
+    def _rebuild_trees(self):
+        cdef Py_ssize_t n = self.sv.n, i
+        cdef int c
+        if self.tree_reserve(max(n, 1)) != 0:
+            raise MemoryError("cannot allocate the sampling tree")
+        for c in range(self.n_outputs):
+            self._rebuild_tree(c)
+
+    cdef void _rebuild_tree(self, int c) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.sv.n):
+            self.tree_set(i + 1, c, fabs(self.sv.alpha(i, c)))
+
+    cdef void shrink(self, int c, double f) noexcept nogil:
+        """alpha_c <- f alpha_c in O(1); renormalising (O(n)) when the scale underflows (§1.1)."""
+        cdef Py_ssize_t i
+        self.scale[c] *= f
+        if self.scale[c] < RENORM:
+            for i in range(self.sv.n):
+                self.sv.set_alpha(i, c, self.sv.alpha(i, c) * self.scale[c])
+            self.scale[c] = 1.0
+            self._rebuild_tree(c)
+
+    # -- EST (Algorithm 2) ----------------------------------------------------------------------
+    cdef double sample(self, Py_ssize_t s, int c, uint64_t key1, const double* x, const int* idx,
+                       int nnz, double* w) noexcept nogil:
+        """E^(k) of sample s = c m + k: pick i ~ |alpha_ic| (element s*stride), then the feature."""
+        cdef uint64_t base = <uint64_t>s * <uint64_t>self.stride
+        cdef double u = ok_uniform(self.seed, ESTIMATOR, key1, base)
+        cdef Py_ssize_t i = self.tree_find(c, u * self.total[c])
+        cdef double sgn = 1.0 if self.sv.alpha(i, c) > 0.0 else -1.0
+        cdef double prod
+        if self.feature == FEATURE_FOURIER:
+            prod = fourier_product(self.seed, key1, base + 1, self.sqrt2g, self.sv.row(i), x, idx, nnz,
+                                   self.n_features, w)
+        else:
+            prod = coordinate_product(self.seed, key1, base + 1, self.sqrtd, self.sv.row(i), x, idx, nnz,
+                                      self.n_features)
+        return sgn * prod
+
+    cdef void estimate(self, const double* x, const int* idx, int nnz, uint64_t key1, int m,
+                       double* ebuf, double* out) noexcept nogil:
+        """out[c] = EST(alpha_c, x, m) with stream key key1; samples land in ebuf[c m + k] and are
+        summed in k order, so the result does not depend on the number of threads."""
+        cdef int C = self.n_outputs, c, nt = self.n_threads
+        cdef Py_ssize_t s, k, n_work = <Py_ssize_t>C * m
+        cdef double acc
+        for c in range(C):
+            self.total[c] = self.tree_total(c) if self.sv.n > 0 else 0.0
+        if nt > self.n_scr:
+            nt = self.n_scr
+        if nt > 1 and self.feature == FEATURE_FOURIER and n_work * (self.n_features + 8) >= PAR_WORK:
+            for s in prange(n_work, num_threads=nt, schedule="static"):
+                if self.total[s // m] > 0.0:
+                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz,
+                                          self.wscr + <Py_ssize_t>threadid() * self.n_features)
+        else:
+            for s in range(n_work):
+                if self.total[s // m] > 0.0:
+                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz, self.wscr)
+        for c in range(C):
+            if not self.total[c] > 0.0:          # alpha = 0: EST returns 0 (Algorithm 2)
+                out[c] = 0.0
+                continue
+            acc = 0.0
+            for k in range(m):
+                acc += ebuf[<Py_ssize_t>c * m + k]
+            out[c] = (self.scale[c] * self.total[c] / m) * acc
+
+    cdef void exact_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        """out[c] = sum_i alpha_ic k(x_i, x) with the feature's own kernel."""
+        cdef int C = self.n_outputs, c
+        cdef Py_ssize_t i
+        cdef double kv
+        if self.feature == FEATURE_FOURIER:
+            self.sv.predict(x, idx, nnz, self.xsq, out)      # Gaussian kernel, SV scale is 1
+        else:
+            for c in range(C):
+                out[c] = 0.0
+            for i in range(self.sv.n):                       # linear kernel x_i^T x
+                kv = query_dot(self.sv.row(i), x, idx, nnz, self.n_features)
+                for c in range(C):
+                    out[c] += self.sv.alpha(i, c) * kv
+        for c in range(C):
+            out[c] *= self.scale[c]
+
+    # -- the learner interface -------------------------------------------------------------------
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        self.xsq = row_sqnorm(x, nnz)
+        if self.exact_predict:
+            self.exact_scores(x, idx, nnz, out)
+        else:
+            self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.n_samples, self.ebuf, out)
+            self.n_pred += 1
+        return 0
+
+    cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        cdef int C = self.n_outputs, c
+        cdef double target, thr = 16.0 * self.norm_bound
+        cdef bint add = False
+        cdef Py_ssize_t n = self.sv.n
+        self.xsq = row_sqnorm(x, nnz)
+        # 1. E_t = EST(alpha, x_t, m) with stream key t (1-based step)
+        if self.exact_predict:
+            self.exact_scores(x, idx, nnz, out)
+        else:
+            self.estimate(x, idx, nnz, <uint64_t>(self.n_seen + 1), self.n_samples, self.ebuf, out)
+        # 2. per output: a descent step alpha_t = eta (y - E_t), or the shrink alpha <- alpha / 4.
+        # Algorithm 1 prints alpha_t = -eta (y_t - E_t); the text (f_{t+1} = f_t - eta grad,
+        # eqs. 9-12) and the proof of Lemma 5 use the descent sign taken here (§3.16, §6.9).
+        for c in range(C):
+            if self.task == TASK_MULTICLASS:        # one-vs-rest targets +-1 (ext)
+                target = 1.0 if c == <int>y else -1.0
+            else:
+                target = y
+            if fabs(out[c]) < thr:
+                self.a[c] = self.eta * (target - out[c]) / self.scale[c]
+                add = add or self.a[c] != 0.0
+            else:
+                self.shrink(c, 0.25)
+                self.a[c] = 0.0
+        # a zero coefficient changes nothing (and kernel OGD skips g = 0 the same way, §3.2)
+        if not add:
+            return 0
+        if self.tree_reserve(n + 1) != 0 or self.sv.append(x, idx, nnz, self.xsq, self.a) < 0:
+            return -1
+        for c in range(C):
+            self.tree_set(n + 1, c, fabs(self.a[c]))
+        return 0
+
+    # -- Python access (tests, tools) ------------------------------------------------------------
+    def estimate_py(self, x, int m, key):
+        """EST(alpha, x, m) for a dense x with stream key ``key`` (no counters change): (C,) array."""
+        if m < 1:
+            raise ValueError("m must be >= 1")
+        cdef double[::1] xv = np.ascontiguousarray(x, dtype=np.float64)
+        if xv.shape[0] != self.n_features:
+            raise ValueError("x has the wrong dimension")
+        idx = np.arange(self.n_features, dtype=np.int32)
+        cdef int[::1] iv = idx
+        eb = np.zeros(self.n_outputs * m)
+        out = np.zeros(self.n_outputs)
+        cdef double[::1] ev = eb, ov = out
+        cdef uint64_t k1 = <uint64_t>int(key)
+        with nogil:
+            self.xsq = row_sqnorm(&xv[0], self.n_features)
+            self.estimate(&xv[0], &iv[0], self.n_features, k1, m, &ev[0], &ov[0])
+        return out
+
+    def exact_py(self, x):
+        """sum_i alpha_ic k(x_i, x) for a dense x with the feature's kernel: (C,) array."""
+        cdef double[::1] xv = np.ascontiguousarray(x, dtype=np.float64)
+        if xv.shape[0] != self.n_features:
+            raise ValueError("x has the wrong dimension")
+        idx = np.arange(self.n_features, dtype=np.int32)
+        cdef int[::1] iv = idx
+        out = np.zeros(self.n_outputs)
+        cdef double[::1] ov = out
+        self.xsq = row_sqnorm(&xv[0], self.n_features)
+        self.exact_scores(&xv[0], &iv[0], self.n_features, &ov[0])
+        return out
+
+    def sample_index(self, int c, u):
+        """Slots drawn by the Fenwick sampler of output c for uniforms u (tests)."""
+        uu = np.ascontiguousarray(u, dtype=np.float64)
+        out = np.zeros(uu.shape[0], dtype=np.int64)
+        if self.sv.n == 0:
+            raise ValueError("the model is empty")
+        if not 0 <= c < self.n_outputs:
+            raise ValueError("no such output")
+        cdef double tot = self.tree_total(c)
+        for k in range(uu.shape[0]):
+            out[k] = self.tree_find(c, uu[k] * tot)
+        return out
+
+    @property
+    def alpha(self):
+        """(n, C) true coefficients alpha_ic = scale[c] coef_ic."""
+        return self.sv.coefficients * self.scales[None, :]
+
+    @property
+    def scales(self):
+        return np.array([self.scale[c] for c in range(self.n_outputs)])
+
+    @property
+    def alpha_norm1(self):
+        """||alpha_c||_1 per output, as the sampler sees it (scale times the tree total)."""
+        return np.array([self.scale[c] * (self.tree_total(c) if self.sv.n else 0.0) for c in range(self.n_outputs)])
+
+    @property
+    def feature_name(self):
+        return FEATURE_NAMES[self.feature]
+
+    def get_state(self):
+        st = KernelCore.get_state(self)
+        st.update(eta=self.eta, norm_bound=self.norm_bound, n_samples=self.n_samples,
+                  exact_predict=int(self.exact_predict), feature=FEATURE_NAMES[self.feature],
+                  seed=int(self.seed), n_pred=int(self.n_pred), scale=self.scales)
+        return st
+
+    def set_state(self, st):
+        KernelCore.set_state(self, st)
+        feature = st["feature"]
+        if feature not in FEATURES:
+            raise ValueError(f"unknown feature {feature!r}")
+        self._setup_shrinking(float(st["eta"]), float(st["norm_bound"]), int(st["n_samples"]),
+                              bool(st["exact_predict"]), FEATURES[feature], int(st["seed"]))
+        scale = np.asarray(st["scale"], dtype=np.float64)
+        if scale.shape != (self.n_outputs,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+            raise ValueError("scale must hold one positive finite number per output")
+        if self.sv.scale != 1.0 or not np.all(np.isfinite(self.sv.coefficients)):
+            raise ValueError("support set coefficients are not finite or carry a scale")
+        n_pred = int(st["n_pred"])
+        if not 0 <= n_pred < 2 ** 63:
+            raise ValueError("n_pred out of range")
+        self.n_pred = n_pred
+        for c in range(self.n_outputs):
+            self.scale[c] = scale[c]
+        self._rebuild_trees()
+
+
+class ShrinkingGradient(KernelLearner):
+    """Shrinking Gradient: squared-loss OGD with kernel values estimated from random features.
+
+    Livni, Carmon & Globerson, "Learning Infinite Layer Networks Without the Kernel Trick",
+    ICML 2017, Algorithm 1 (the update) and Algorithm 2 (EST, the scalar-product estimator,
+    eq. 11); ALGORITHMS.md §3.16.  The model is f = sum_i alpha_i Phi(x_i), but it is never
+    evaluated through the kernel: each prediction averages m products
+    sign(alpha_i) psi(x_i; w) psi(x; w) with i drawn with probability |alpha_i| / ||alpha||_1 and
+    w a fresh random feature, times ||alpha||_1 (unbiased for sum_i alpha_i k(x_i, x)).  If the
+    estimate E_t satisfies |E_t| < 16 B_n the example joins with alpha_t = eta (y_t - E_t), else
+    every alpha is divided by 4.  Sign: Algorithm 1 prints alpha_t = -eta (y_t - E_t); the text
+    (f_{t+1} = f_t - eta grad_t, eqs. 9-12) and Lemma 5's proof use gradient descent, as here.
+
+    Tasks: regression (the paper); binary (ext: targets +-1, predict by sign); multiclass (ext:
+    one-vs-rest, one coefficient vector, scale and shrink decision per class over one list of
+    x_i, targets +-1, predict by argmax).  A new x_i whose coefficients are all zero is not
+    stored (it would change nothing; kernel OGD skips g = 0 the same way).
+
+    Random numbers: stream ESTIMATOR (4) of the counter-based Philox generator include/ok_rng.h
+    (a pure function of (seed, stream, key1, element)), not numpy's PCG64 of ALGORITHMS.md §1.5,
+    because the estimator needs a fresh stream per step inside the nogil loop (the spec allows the
+    same substitution for DSG blocks).  key1 = t at training step t (1-based) and 2^63 + j for the
+    j-th EST call after training (``decision_function`` rows, counted over the model's life, so
+    repeated predictions are independent estimates; saved with the model).  Sample k of output c
+    occupies elements s*S .. s*S + S - 1 with s = c*m + k: element s*S is the uniform u that
+    picks i (the Fenwick search for u * ||coef_c||_1); Fourier: element s*S + 1 is the uniform
+    for b, elements s*S + 2 .. s*S + d + 1 the standard normals e with w = sqrt(2 gamma) e,
+    S = d + 2 rounded up to even; coordinate: element s*S + 1 is the uniform u' with
+    w = floor(d u'), S = 2.  (Samples start on an even element because a uniform and a normal
+    drawn from the same Philox block are dependent.)  ``onlinekern._core.counter_rng.uniforms``
+    and ``normals`` give the same numbers in NumPy.
+
+    Parameters
+    ----------
+    norm_bound : float
+        Radius B_n of the competitor ball; shrink when |E_t| >= 16 B_n (1).  The analysis assumes
+        |psi| < 1 and |y| <= 1; the Fourier feature reaches sqrt(2), so the threshold is heuristic.
+    n_samples : int
+        Estimator samples m per prediction (100; the theory's O(B^4 T log(BT)) has no practical
+        value, §3.16).
+    eta : float or None
+        Step size; None = B_n / sqrt(T) with T = ``horizon`` (Theorem 1).
+    horizon : int or None
+        Stream length T for the default step; required when eta is None.
+    exact_predict : bool
+        Use the exact sum_i alpha_i k(x_i, x) instead of EST, in training and prediction (off).
+        With a threshold never reached this is kernel OGD with the squared loss (§5.7).
+    feature : {'fourier', 'coordinate'}
+        The random feature psi: 'fourier' (Gaussian kernel, default) or 'coordinate' (linear kernel).
+        'fourier' = sqrt(2) cos(w^T x + b), w ~ N(0, 2 gamma I), b ~ U[0, 2 pi), whose kernel is
+        exp(-gamma ||x - x'||^2); 'coordinate' = sqrt(d) x_w with w uniform over the d
+        coordinates (the paper's Section 6 experiment), whose kernel is the linear kernel
+        E_w[psi(x; w) psi(x'; w)] = x^T x' (gamma unused).
+    gamma : float, 'median' or None
+        Kernel width of the Fourier feature; None = 1/n_features.
+    task : {'regression', 'classification'}
+        Regression (default, the paper's setting) or classification (binary/multiclass, ext).
+    seed : int
+        Decides every estimator draw (in [0, 2^64)).
+    n_threads : int or None
+        Threads for the m Fourier samples of one estimate (fixed-order sum: results do not depend
+        on it); None = all cores.
+    """
+
+    family = "sg"
+    losses = None
+    tasks = ("binary", "multiclass", "regression")
+    summary = "Shrinking Gradient: squared-loss OGD on kernel values estimated from sampled random features"
+    paper = "Livni, Carmon & Globerson, ICML 2017"
+
+    def __init__(self, norm_bound=1.0, n_samples=100, eta=None, horizon=None, exact_predict=False,
+                 feature="fourier", gamma=None, task="regression", seed=0, n_threads=None):
+        self.norm_bound = norm_bound
+        self.n_samples = n_samples
+        self.eta = eta
+        self.horizon = horizon
+        self.exact_predict = exact_predict
+        self.feature = feature
+        self.gamma = gamma
+        self.task = task
+        self.seed = seed
+        self.n_threads = n_threads
+
+    def _validate_params(self):
+        for name, value in self.get_params().items():
+            check = PARAM_CHECKS.get(name)
+            # eta and horizon may be None (their defaults); the rule below needs one of them
+            if check is not None and not (name in ("eta", "horizon") and value is None):
+                check(name, value)
+        _positive("norm_bound", self.norm_bound)
+        _positive_int("n_samples", self.n_samples)
+        if self.horizon is not None:
+            _positive_int("horizon", self.horizon)
+        if self.eta is None and self.horizon is None:
+            raise ValueError("ShrinkingGradient needs eta, or horizon (the stream length T) for the "
+                             "default step eta = norm_bound / sqrt(T) (Theorem 1)")
+        if not isinstance(self.exact_predict, (bool, np.bool_)):
+            raise ValueError(f"exact_predict must be True or False, got {self.exact_predict!r}")
+        if self.feature not in FEATURES:
+            raise ValueError(f"feature must be one of {', '.join(FEATURES)}, got {self.feature!r}")
+        if not 0 <= int(self.seed) < 2 ** 64:
+            raise ValueError(f"seed must lie in [0, 2^64), got {self.seed!r}")
+
+    @property
+    def eta_(self):
+        """The step size in use: eta, or norm_bound / sqrt(horizon)."""
+        if self.eta is not None:
+            return float(self.eta)
+        return float(self.norm_bound) / float(np.sqrt(self.horizon))
+
+    def _make_core(self, n_features, task, n_outputs, gamma, X):
+        core = ShrinkingCore()
+        core._setup_kernel(n_features, task, n_outputs, gamma, -1, self._n_threads())
+        core._setup_shrinking(self.eta_, float(self.norm_bound), int(self.n_samples),
+                              bool(self.exact_predict), FEATURES[self.feature], int(self.seed))
+        return core
+
+    @property
+    def dual_coef_(self):
+        """Coefficients alpha (per-output scale applied): (n_SV,) or (n_SV, C) for multiclass."""
+        self._check_fitted()
+        a = self.core_.alpha
+        return a[:, 0] if a.shape[1] == 1 else a
+
+    def estimate(self, x, m=None, key=0):
+        """EST(alpha, x, m) of Algorithm 2 for one dense row with stream key ``key`` (2^63 + j is
+        used by the j-th prediction after training, t by training step t): (C,) array."""
+        self._check_fitted()
+        return self.core_.estimate_py(x, int(self.n_samples if m is None else m), int(key))
