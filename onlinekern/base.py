@@ -74,6 +74,10 @@ PARAM_CHECKS = {
     "seed": _seed,
     "n_threads": _threads,
     "gamma": _gamma,
+    "rank": _positive_int,
+    "k_merge": _positive_int,
+    "horizon": _positive_int,            # None only where the learner's default is None
+    "eta_linear": _positive,
 }
 
 
@@ -313,14 +317,12 @@ class KernelLearner(OnlineLearner):
         return int(self.core_.sv.n)
 
 
-class FeatureLearner(OnlineLearner):
-    """Base of random-feature learners: exposes the weights and the feature map."""
-
-    size_name = "features"
+class RandomFeatureModel:
+    """Mixin for models with a random-feature part: exposes its weights and feature map."""
 
     @property
     def coef_(self):
-        """Weights: (2D,) or (C, 2D) for multiclass."""
+        """Weights of z(x): (2D,) or (C, 2D) for multiclass."""
         self._check_fitted()
         w = self.core_.weights
         return w[0] if w.shape[0] == 1 else w
@@ -330,6 +332,12 @@ class FeatureLearner(OnlineLearner):
         """The RandomFourierMap (use ``.transform(X)`` for z(x))."""
         self._check_fitted()
         return self.core_.fmap
+
+
+class FeatureLearner(RandomFeatureModel, OnlineLearner):
+    """Base of random-feature learners: a linear model on z(x)."""
+
+    size_name = "features"
 
 
 def _same(a, b):

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onlinekern.io import LibsvmFormatError, load_libsvm
-from onlinekern.io.atomic import atomic_write
+from onlinekern.io.atomic import atomic_write, to_jsonable
 
 EXIT_OK = 0
 EXIT_DATA = 1
@@ -750,26 +750,6 @@ class Progress:
                 cls._active.finish()
             except (OSError, ValueError):
                 pass
-
-
-def to_jsonable(obj):
-    """Plain JSON types from numpy scalars/arrays, tuples, NaN (→ None)."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, numbers.Integral):
-        return int(obj)
-    if isinstance(obj, numbers.Real):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    if obj is None or isinstance(obj, str):
-        return obj
-    return str(obj)
 
 
 def write_json(path, obj):

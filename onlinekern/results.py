@@ -30,6 +30,8 @@ import warnings
 
 import numpy as np
 
+from onlinekern.io.atomic import to_jsonable  # noqa: F401  (re-exported: part of this module's API)
+
 __all__ = ["ResultStore", "StoreLockedError", "canonical", "cell_key", "machine_info",
            "read_results", "sha256_file", "to_jsonable"]
 
@@ -38,26 +40,6 @@ FORMAT_VERSION = 1
 
 class StoreLockedError(RuntimeError):
     """Another process holds the results file open for writing."""
-
-
-def to_jsonable(obj):
-    """Plain JSON types from numpy scalars/arrays, tuples, sets; NaN and infinities become None."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, numbers.Integral):
-        return int(obj)
-    if isinstance(obj, numbers.Real):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    if obj is None or isinstance(obj, str):
-        return obj
-    return str(obj)
 
 
 def canonical(obj):

@@ -1,6 +1,31 @@
-"""Atomic file writes: nothing the user asked to be written is ever left half-written."""
+"""Atomic file writes (nothing the user asked to be written is ever left half-written) and the
+one conversion of results to plain JSON types."""
+import math
+import numbers
 import os
 import tempfile
+
+import numpy as np
+
+
+def to_jsonable(obj):
+    """Plain JSON types from numpy scalars/arrays, tuples; NaN and infinities become None."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
 
 
 def atomic_write(path, data):

@@ -18,8 +18,8 @@ from onlinekern._core.losses cimport TaskLoss
 
 import numpy as np
 from onlinekern._core.learner import TASK_NAMES
-from onlinekern._core.losses import TaskLoss as PyTaskLoss, canonical_loss
-from onlinekern.base import PARAM_CHECKS, KernelLearner, _positive, _positive_int
+from onlinekern._core.losses import TaskLoss as PyTaskLoss
+from onlinekern.base import KernelLearner, RandomFeatureModel, _positive
 from onlinekern.learners.ogd import task_loss
 
 
@@ -187,7 +187,7 @@ cdef class DualSGDCore(KernelCore):
         self.n_merged = int(st["n_merged"])
 
 
-class DualSGD(KernelLearner):
+class DualSGD(RandomFeatureModel, KernelLearner):
     """Dual space gradient descent: a budgeted kernel expansion whose overflow is merged into a
     random-feature (dual space) linear model.
 
@@ -251,22 +251,13 @@ class DualSGD(KernelLearner):
         self.n_threads = n_threads
 
     def _validate_params(self):
-        # as OnlineLearner._validate_params, except that lam may be None and must be > 0
-        for name, value in self.get_params().items():
-            check = PARAM_CHECKS.get(name)
-            if check is not None and name not in ("lam", "horizon"):
-                check(name, value)
+        # the shared checks (lam and horizon may be None: their defaults), then lam > 0 (Pegasos
+        # steps 1/(lam t)) and the maintenance rule
+        KernelLearner._validate_params(self)
         if self.lam is not None:
             _positive("lam", self.lam)
-        if self.horizon is not None:
-            _positive_int("horizon", self.horizon)
-        _positive_int("k_merge", self.k_merge)
         if self.maintenance not in MAINTENANCE:
             raise ValueError(f"maintenance must be one of {', '.join(MAINTENANCE)}, got {self.maintenance!r}")
-        key = canonical_loss(self.loss)
-        if key not in self.losses:
-            raise ValueError(f"{type(self).__name__} does not support loss {self.loss!r} "
-                             f"(supported: {', '.join(self.losses)})")
 
     def _lambda(self):
         """The lambda in use: lam, else 2/horizon, else 1e-4 (§3.11)."""
@@ -275,19 +266,6 @@ class DualSGD(KernelLearner):
         if self.horizon is not None:
             return 2.0 / float(self.horizon)
         return 1e-4
-
-    @property
-    def coef_(self):
-        """Weights W of the dual space: (2D,) or (C, 2D)."""
-        self._check_fitted()
-        w = self.core_.weights
-        return w[0] if w.shape[0] == 1 else w
-
-    @property
-    def feature_map_(self):
-        """The RandomFourierMap of the dual space."""
-        self._check_fitted()
-        return self.core_.fmap
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = DualSGDCore()

@@ -30,7 +30,7 @@ from libc.math cimport sqrt, fabs, NAN
 
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
 from onlinekern._core.support cimport KernelCore
-from onlinekern._core.losses cimport runner_up
+from onlinekern.learners.perceptron cimport perceptron_update
 
 import numpy as np
 
@@ -95,23 +95,8 @@ cdef class ForgetronCore(KernelCore):
         cdef double ktr, ar, delta, mu, phi
         self.kernel_scores(x, idx, nnz, out)
         # 1. stop unless the Perceptron would update
-        if self.task == TASK_REGRESSION:
-            if y - out[0] > self.epsilon:
-                a[0] = self.eta
-            elif out[0] - y > self.epsilon:
-                a[0] = -self.eta
-            else:
-                return 0
-        elif not is_mistake(self.task, out, y, C):
+        if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a):
             return 0
-        elif self.task == TASK_BINARY:
-            a[0] = y
-        else:
-            yi = <int>y
-            for c in range(C):
-                a[c] = 0.0
-            a[yi] = 1.0
-            a[runner_up(out, yi, C)] = -1.0
         # 2. M <- M + 1; x_t joins S; done if |S| <= B
         self.M += 1
         if self.sv.n < self.budget:

@@ -12,31 +12,44 @@ from onlinekern._core.losses cimport runner_up
 from onlinekern.base import KernelLearner
 
 
+cdef bint perceptron_update(int task, const double* f, double y, int C, double eta, double epsilon,
+                            double* a) noexcept nogil:
+    """Would the Perceptron update on (f, y)?  If so, a[0:C] receives the new SV's coefficient.
+
+    Binary: a mistake y f <= 0 adds y.  Multiclass: a margin <= 0 adds e_y - e_r (Crammer–Singer
+    step of size 1, r the runner-up).  Regression: an epsilon-mistake |y - f| > epsilon adds
+    eta sign(y - f).
+    """
+    cdef int c, yi
+    if task == TASK_REGRESSION:
+        if y - f[0] > epsilon:
+            a[0] = eta
+        elif f[0] - y > epsilon:
+            a[0] = -eta
+        else:
+            return False
+        return True
+    if not is_mistake(task, f, y, C):
+        return False
+    if task == TASK_BINARY:
+        a[0] = y
+        return True
+    yi = <int>y
+    for c in range(C):
+        a[c] = 0.0
+    a[yi] = 1.0
+    a[runner_up(f, yi, C)] = -1.0
+    return True
+
+
 cdef class PerceptronCore(KernelCore):
     cdef public double eta, epsilon
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
-        cdef double* a = self.grad_buf
-        cdef int c, yi
         self.kernel_scores(x, idx, nnz, out)
-        if self.task == TASK_REGRESSION:
-            if y - out[0] > self.epsilon:
-                a[0] = self.eta
-            elif out[0] - y > self.epsilon:
-                a[0] = -self.eta
-            else:
-                return 0
-        elif not is_mistake(self.task, out, y, self.n_outputs):
+        if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, self.grad_buf):
             return 0
-        elif self.task == TASK_BINARY:
-            a[0] = y
-        else:
-            yi = <int>y
-            for c in range(self.n_outputs):
-                a[c] = 0.0
-            a[yi] = 1.0
-            a[runner_up(out, yi, self.n_outputs)] = -1.0
-        return 0 if self.sv.append(x, idx, nnz, self.xsq, a) >= 0 else -1
+        return 0 if self.sv.append(x, idx, nnz, self.xsq, self.grad_buf) >= 0 else -1
 
     def get_state(self):
         st = KernelCore.get_state(self)

@@ -14,7 +14,7 @@ from libc.string cimport memmove
 
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
 from onlinekern._core.support cimport KernelCore
-from onlinekern._core.losses cimport runner_up
+from onlinekern.learners.perceptron cimport perceptron_update
 from onlinekern._core.rng cimport RandomStream
 
 import numpy as np
@@ -57,23 +57,8 @@ cdef class RBPCore(KernelCore):
         cdef Py_ssize_t slot
         self.kernel_scores(x, idx, nnz, out)
         # the Perceptron's update decision (§3.1)
-        if self.task == TASK_REGRESSION:
-            if y - out[0] > self.epsilon:
-                a[0] = self.eta
-            elif out[0] - y > self.epsilon:
-                a[0] = -self.eta
-            else:
-                return 0
-        elif not is_mistake(self.task, out, y, self.n_outputs):
+        if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a):
             return 0
-        elif self.task == TASK_BINARY:
-            a[0] = y
-        else:
-            yi = <int>y
-            for c in range(self.n_outputs):
-                a[c] = 0.0
-            a[yi] = 1.0
-            a[runner_up(out, yi, self.n_outputs)] = -1.0
         # budget: uniform random removal just before the append (§3.3)
         if self.sv.n >= self.budget:
             self.remove_position(self.rng.integers(self.sv.n))
