@@ -190,6 +190,10 @@ class OnlineLearner:
         kind = self._task_kind()
         if kind == "classification":
             labels = np.unique(np.asarray(y) if classes is None else np.asarray(classes))
+            if labels.dtype.kind == "f" and not np.all(labels == np.round(labels)):
+                raise ValueError(f"{type(self).__name__} classifies, but the labels are not whole numbers "
+                                 f"(e.g. {labels[labels != np.round(labels)][0]!r}): regression targets? "
+                                 "use a regression loss or task='regression'")
             if len(labels) < 2:
                 raise ValueError(f"classification needs at least 2 classes, got {labels.tolist()}")
             task = "binary" if len(labels) == 2 else "multiclass"

@@ -5,7 +5,7 @@ into classes and parameters, so adding a learner never touches a central switch.
 """
 import difflib
 
-from onlinekern._core.losses import LOSSES, canonical_loss
+from onlinekern._core.losses import LOSSES, MULTICLASS_LOSSES, canonical_loss
 
 # CLI suffix -> canonical loss name (the suffixes of ALGORITHMS.md and the issue tracker)
 LOSS_SUFFIXES = {
@@ -37,7 +37,8 @@ def _loss_tasks(loss):
         return ("multiclass",)
     if LOSSES[loss][1] == "regression":
         return ("regression",)
-    return ("binary", "multiclass")
+    # multiclass only where the loss has a multiclass form (squared hinge has none)
+    return ("binary", "multiclass") if loss in MULTICLASS_LOSSES else ("binary",)
 
 
 def available_learners():
