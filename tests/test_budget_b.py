@@ -14,6 +14,7 @@ from onlinekern.learners.bsgd import merge_objective_value, merge_search
 
 import reference as ref
 import reference_budget_b as rb
+from streams import encode, make_X, online
 
 RTOL, ATOL = 1e-10, 1e-12
 TASKS = ["binary", "multiclass", "regression"]
@@ -24,13 +25,6 @@ LOSSES = {"binary": ["hinge", "logistic"], "multiclass": ["hinge", "softmax"],
 
 
 # --- data (fixed seeds; same generator as tests/test_learners.py) -------------------------------------
-
-def make_X(T, d, seed, sparsity=0.4):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(T, d))
-    X[rng.random((T, d)) < sparsity] = 0.0
-    return X
-
 
 def make_data(task, T=200, d=4, seed=0, noise=0.3):
     X = make_X(T, d, seed)
@@ -44,20 +38,6 @@ def make_data(task, T=200, d=4, seed=0, noise=0.3):
     else:
         y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 - X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=T)
     return X, y
-
-
-def encode(y, task):
-    if task == "regression":
-        return y.astype(float)
-    classes = np.unique(y)
-    if task == "binary":
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y)
-
-
-def online(learner, X, y, **kw):
-    res = ok.run_online(learner, X, y, keep_scores=True, **kw)
-    return res, np.asarray(res.scores)
 
 
 def check_online(res, scores, ref_scores, ye, task):

@@ -1,10 +1,6 @@
 """NOGD (§3.10) and DualSGD (§3.11) against the NumPy oracles of tests/reference_budget_c.py, the
 §5 invariants that concern them (5.1, 5.9, 5.12, 5.14-5.16), state round trips and threads."""
-import json
-import os
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +10,7 @@ import onlinekern as ok
 
 import reference as ref
 import reference_budget_c as rb
+from streams import encode, online
 
 RTOL, ATOL = 1e-10, 1e-12            # exact kernel parts vs oracle
 FRTOL, FATOL = 1e-9, 1e-12           # with random features (vectorised cos/sin, a few ulp)
@@ -45,20 +42,6 @@ def make_data(task, T=200, d=4, seed=0):
     else:
         y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 - X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=T)
     return X, y
-
-
-def encode(y, task):
-    if task == "regression":
-        return y.astype(float)
-    classes = np.unique(y)
-    if task == "binary":
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y)
-
-
-def online(learner, X, y, **kw):
-    res = ok.run_online(learner, X, y, keep_scores=True, **kw)
-    return res, np.asarray(res.scores)
 
 
 def check_online(res, scores, ref_scores, ye, task, rtol, atol):

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 import onlinekern as ok
 
 import reference as ref
+from streams import encode, make_data, make_X, online
 
 RTOL, ATOL = 1e-10, 1e-12            # kernel learners vs oracle
 FRTOL, FATOL = 1e-9, 1e-12           # FOGD: vectorised cos/sin differ from numpy by a few ulp
@@ -20,44 +21,8 @@ REG_LOSSES = list(ref.REGRESSION_LOSSES)
 
 # --- synthetic data (fixed seeds) -----------------------------------------------------------------
 
-def make_X(T, d, seed, sparsity=0.4):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(T, d))
-    X[rng.random((T, d)) < sparsity] = 0.0        # real zeros, so CSR input is really sparse
-    return X
-
-
-def make_data(task, T=200, d=4, seed=0, noise=0.3):
-    X = make_X(T, d, seed)
-    rng = np.random.default_rng(seed + 1000)
-    if task == "binary":
-        s = X[:, 0] * X[:, 1] + 0.7 * np.sin(2 * X[:, 2]) + noise * rng.normal(size=T)
-        y = np.where(s > 0, 7, 3)                  # raw labels {3, 7}: 3 -> -1, 7 -> +1
-    elif task == "multiclass":
-        s = np.stack([X[:, 0] + X[:, 1] ** 2 - 0.5, -X[:, 0] + 0.5 * X[:, 2], X[:, 3] - X[:, 1]], 1)
-        c = np.argmax(s + noise * rng.normal(size=s.shape), axis=1)
-        y = np.array([10, 20, 30])[c]              # raw labels {10, 20, 30}
-    else:
-        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 - X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=T)
-    return X, y
-
-
-def encode(y, task):
-    if task == "regression":
-        return y.astype(float)
-    classes = np.unique(y)
-    if task == "binary":
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y)
-
-
 def ref_mistakes(scores, ye, task):
     return np.array([ref.mistake(task, f, yy) for f, yy in zip(scores, ye)])
-
-
-def online(learner, X, y, **kw):
-    res = ok.run_online(learner, X, y, keep_scores=True, **kw)
-    return res, np.asarray(res.scores)
 
 
 def kernel_decision(SV, alpha, Xq, g):

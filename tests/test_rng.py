@@ -1,7 +1,6 @@
 """RandomStream draws exactly what numpy's Generator draws for the same seed stream."""
 import pickle
 
-import numpy as np
 import pytest
 
 from onlinekern._core.rng import RandomStream

@@ -12,6 +12,7 @@ from onlinekern.learners.rrf import RHO_RANGE, RRFCore
 
 import reference as ref
 import reference_rrf as rref
+from streams import encode, make_X, online
 
 # vectorised cos/sin differ from numpy's by a few ulp; 200 coupled (w, rho) updates amplify that
 RTOL, ATOL = 1e-9, 1e-11
@@ -22,13 +23,6 @@ CASES = [("binary", "hinge"), ("binary", "logistic"), ("multiclass", "hinge"),
 
 
 # --- synthetic data (fixed seeds) -----------------------------------------------------------------
-
-def make_X(T, d, seed, sparsity=0.4):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(T, d))
-    X[rng.random((T, d)) < sparsity] = 0.0         # real zeros: the rho pass must skip them
-    return X
-
 
 def make_data(task, T=200, d=5, seed=0):
     X = make_X(T, d, seed)
@@ -42,20 +36,6 @@ def make_data(task, T=200, d=5, seed=0):
     else:
         y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 - X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=T)
     return X, y
-
-
-def encode(y, task):
-    if task == "regression":
-        return y.astype(float)
-    classes = np.unique(y)
-    if task == "binary":
-        return np.where(y == classes[1], 1.0, -1.0)
-    return np.searchsorted(classes, y)
-
-
-def online(learner, X, y, **kw):
-    res = ok.run_online(learner, X, y, keep_scores=True, **kw)
-    return res, np.asarray(res.scores)
 
 
 def check_online(res, scores, ref_scores, ye, task):
