@@ -15,19 +15,20 @@ except ImportError as _exc:  # a source tree whose extensions were never built
     ) from _exc
 
 from onlinekern._core.features import RandomFourierMap
+from onlinekern._core.learner import DivergenceError
 from onlinekern.base import NotFittedError, OnlineLearner
 from onlinekern.io import LibsvmFormatError, load_libsvm, save_libsvm, stream_libsvm
 from onlinekern.io.model import ModelFormatError, load_model, save_model
 from onlinekern.kernels import median_gamma
 from onlinekern import learners as _learners
 from onlinekern.learners import *  # noqa: F401,F403  (every learner class)
-from onlinekern.protocol import OnlineResult, default_checkpoints, run_online
+from onlinekern.protocol import OnlineResult, default_checkpoints, run_online, run_online_stream
 from onlinekern.registry import available_learners, make_learner
 
 __all__ = sorted(_learners.__all__) + [
-    "LibsvmFormatError", "ModelFormatError", "NotFittedError", "OnlineLearner", "OnlineResult",
+    "DivergenceError", "LibsvmFormatError", "ModelFormatError", "NotFittedError", "OnlineLearner", "OnlineResult",
     "RandomFourierMap", "available_learners", "default_checkpoints", "load_libsvm",
-    "load_model", "make_learner", "median_gamma", "run_online", "save_libsvm", "save_model",
+    "load_model", "make_learner", "median_gamma", "run_online", "run_online_stream", "save_libsvm", "save_model",
     "stream_libsvm", "sweep", "tune",
 ]
 from onlinekern.sweep import sweep  # noqa: E402  (python -m onlinekern.sweep stays the CLI)

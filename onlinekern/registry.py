@@ -88,6 +88,8 @@ def resolve(name):
 def make_learner(name, **params):
     """Build a learner from its CLI name, e.g. ``make_learner("fogd-hinge", n_components=1000)``."""
     cls, fixed = resolve(name)
+    if params.get("loss") is not None:
+        canonical_loss(params["loss"])      # unknown loss: ValueError with "did you mean" now
     clash = set(fixed) & set(params)
     if clash and any(canonical_loss(params[k]) != fixed[k] for k in clash):
         raise ValueError(f"{name!r} fixes loss={fixed['loss']!r}; do not pass a different loss")

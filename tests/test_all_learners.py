@@ -39,7 +39,8 @@ DIVERGES = {("dualsgd-l2", "regression")}
 def cases():
     for name, info in sorted(ok.available_learners().items()):
         for task in info["tasks"]:
-            marks = [pytest.mark.xfail(strict=True, reason="diverges to NaN with the default lambda")] \
+            marks = [pytest.mark.xfail(strict=True, raises=ok.DivergenceError,
+                                       reason="diverges with the default lambda: DivergenceError")] \
                 if (name, task) in DIVERGES else []
             yield pytest.param(name, task, id=f"{name}-{task}", marks=marks)
 

@@ -8,7 +8,7 @@ take the same code path (a learner may add a dense fast path when ``nnz == n_fea
 without the GIL; the Python side is only touched at checkpoints (progress callback, Ctrl-C).
 """
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, isfinite
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
@@ -16,6 +16,36 @@ import scipy.sparse as sp
 
 TASK_NAMES = {TASK_BINARY: "binary", TASK_MULTICLASS: "multiclass", TASK_REGRESSION: "regression"}
 TASK_CODES = {v: k for k, v in TASK_NAMES.items()}
+
+
+class DivergenceError(FloatingPointError, ValueError):
+    """A learner's score became NaN or infinite during training: the run was stopped.
+
+    Raised by :meth:`LearnerCore.run` (so by ``fit``, ``partial_fit`` and ``run_online``) as
+    soon as the pre-update score of an example is not finite; continuing would only produce a
+    meaningless error rate.  It is a ``ValueError`` (the CLI reports it as a data error, exit
+    status 1) and a ``FloatingPointError``.
+
+    Attributes
+    ----------
+    index : int
+        1-based position, in the stream presented by this call, of the first example whose
+        score was not finite.
+    learner : str
+        Name of the learner (its core class without the ``Core`` suffix).
+    """
+
+    def __init__(self, index, learner, message=None):
+        self.index = index
+        self.learner = learner
+        if message is None:
+            message = (f"{learner} diverged: the score of example {index} is not finite (NaN or "
+                       f"infinity); try a smaller eta, a larger lam, or scale the data "
+                       f"(features and regression targets of order 1)")
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.index, self.learner, str(self)))
 
 cdef inline double now() noexcept nogil:
     cdef timespec ts
@@ -202,7 +232,7 @@ cdef class LearnerCore:
         cdef const double* xr
         cdef const int* xi
         cdef double* f = self.score_buf
-        cdef bint stop = False, at_cp
+        cdef bint stop = False, at_cp, diverged = False
 
         t0 = now()
         with nogil:
@@ -214,6 +244,13 @@ cdef class LearnerCore:
                 if status != 0:
                     break
                 self.n_seen += 1
+                # A non-finite pre-update score means the model has overflowed: stop rather
+                # than count NaN comparisons as an error rate (one test per output).
+                for c in range(C):
+                    if not isfinite(f[c]):
+                        diverged = True
+                if diverged:
+                    break
                 if self.task == TASK_REGRESSION:
                     diff = yi - f[0]
                     sq += diff * diff
@@ -243,6 +280,9 @@ cdef class LearnerCore:
             raise KeyboardInterrupt
         if status != 0:
             raise MemoryError("the learner could not allocate memory for its model")
+        if diverged:
+            name = type(self).__name__
+            raise DivergenceError(int(t + 1), name[:-4] if name.endswith("Core") else name)
         return {"n_mistakes": int(n_mis), "sq_error": float(sq), "seconds": seconds, "n_done": int(t + 1 if n else 0),
                 "cp_mistakes": cp_mis[:k], "cp_sq_error": cp_sq[:k], "cp_size": cp_size[:k], "cp_seconds": cp_sec[:k]}
 

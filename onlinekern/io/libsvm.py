@@ -284,6 +284,11 @@ def _stream(path, chunk_rows, nf, f32):
             del buf[:pos]
             pos = 0
             buf += block
+            if not eof and b"\n" not in block:
+                # buf[pos:] held no '\n' before this block, so there is still no complete
+                # line: read on without calling the parser, whose search for the last '\n'
+                # would rescan the whole growing line (quadratic time on very long lines).
+                continue
             while True:
                 try:
                     data, indices, indptr, labels, max_index, used, n_lines = parse_libsvm(
