@@ -148,3 +148,221 @@ def run_online(learner, X, y, seed=None, run=0, checkpoints="default", classes=N
         scores=scores,
         order=order,
     )
+
+
+def scan_libsvm(path, chunk_rows=65536, n_features=None):
+    """One cheap pass over a LIBSVM file: (n_rows, n_features, sorted distinct labels).
+
+    Memory is one chunk plus the distinct labels (all values for regression targets are not kept:
+    only classification needs them, so the label set is capped at 10000 values and ``None`` is
+    returned beyond that).  The width is what :func:`onlinekern.io.load_libsvm` would give.
+    """
+    from onlinekern.io import stream_libsvm
+    n, width, labels = 0, 0, np.zeros(0)
+    for Xc, yc in stream_libsvm(path, chunk_rows, n_features=n_features):
+        n += Xc.shape[0]
+        width = Xc.shape[1]
+        if labels is not None:
+            labels = np.union1d(labels, yc)
+            if labels.size > 10000:
+                labels = None
+    return n, width, labels
+
+
+def _doubling_until(lo, hi):
+    """The powers of two p with lo < p <= hi."""
+    pts = []
+    p = 1
+    while p <= hi:
+        if p > lo:
+            pts.append(p)
+        p *= 2
+    return pts
+
+
+def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=None,
+                      checkpoints="default", keep_scores=False, callback=None, reset=True,
+                      n_examples=None):
+    """Present a LIBSVM file to ``learner`` once, in file order, reading it in chunks.
+
+    Memory is bounded by one chunk plus the model: the file is never loaded whole.  The result
+    is exactly :func:`run_online` on the loaded file in file order (``seed=None``): the same
+    pre-update scores, mistakes, RMSE and curve (``seconds`` excepted: it is measured).  There is
+    no ``seed``/``run``: a random permutation needs the whole file, so streaming is file order
+    only.
+
+    Parameters
+    ----------
+    learner : OnlineLearner
+    path : str or os.PathLike
+        LIBSVM file, plain, gzip, bzip2 or xz (read incrementally by
+        :func:`onlinekern.io.stream_libsvm`).
+    chunk_rows : int
+        Rows parsed and learned per chunk.
+    classes : labels, optional
+        All class labels (classification).  When None they are read by a first pass over the
+        file (see below).
+    n_features : int, optional
+        Feature count of the model (a larger index in the file is an error).  When None it is
+        the largest index of the file, read by the first pass.
+    checkpoints : "default", "doubling", None, or increasing 1-based counts
+        "default" are :func:`default_checkpoints` of the file's row count, as :func:`run_online`
+        records them (needs the row count: ``n_examples`` or the first pass).  "doubling" are
+        1, 2, 4, ... and the last example, which needs no row count in advance.
+    keep_scores, callback, reset : as :func:`run_online` (``keep_scores`` keeps n scores, so
+        memory is then no longer bounded by the chunk).
+    n_examples : int, optional
+        Row count of the file when known (saves the first pass for "default" checkpoints).
+
+    Notes
+    -----
+    The first pass happens only when something is missing: ``classes`` (classification),
+    ``n_features``, or the row count for "default" checkpoints.  It parses the file once with
+    the same reader (labels, widths and row count are kept, never the rows), so it costs about
+    as much parsing as the learning pass; give ``classes``, ``n_features`` and
+    ``checkpoints="doubling"`` (or ``n_examples``) for a single pass.  ``gamma='median'``
+    is not supported here (it samples rows from the whole file): give a number.
+
+    Returns
+    -------
+    OnlineResult (``order`` None)
+    """
+    import scipy.sparse as sp
+    from onlinekern.io import stream_libsvm
+
+    chunk_rows = int(chunk_rows)
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
+    if reset:
+        learner._reset()
+    fresh = "core_" not in learner.__dict__
+    learner._validate_params()
+    if fresh and isinstance(getattr(learner, "gamma", None), str):
+        raise ValueError("gamma='median' needs the whole data set (it samples rows from it); "
+                         "streaming needs a numeric gamma")
+    classify = learner._task_kind() == "classification"
+    if not fresh:
+        n_features = learner.n_features_in_ if n_features is None else n_features
+        if classify and classes is None:
+            classes = learner.classes_
+    if isinstance(checkpoints, str) and checkpoints not in ("default", "doubling"):
+        raise ValueError(f"checkpoints must be 'default', 'doubling', None or a list of counts, got {checkpoints!r}")
+    need_n = isinstance(checkpoints, str) and checkpoints == "default" and n_examples is None
+    if n_features is None or (classify and classes is None) or need_n:
+        n_scan, width, labels = scan_libsvm(path, chunk_rows, n_features)
+        if n_features is None:
+            n_features = width
+        if classify and classes is None:
+            if labels is None:
+                raise ValueError("more than 10000 distinct labels: classification needs classes")
+            classes = labels
+        if n_examples is None:
+            n_examples = n_scan
+    n_features = int(n_features)
+    if n_features < 1:
+        raise ValueError("X has no features")
+
+    doubling = False
+    if checkpoints is None:
+        cps = np.zeros(0, dtype=np.int64)
+    elif isinstance(checkpoints, str):
+        if checkpoints == "default":
+            cps = default_checkpoints(int(n_examples))
+        else:
+            doubling = True
+            cps = None
+    else:
+        cps = np.unique(np.asarray(checkpoints, dtype=np.int64))
+        if cps.size and cps[0] < 1:
+            raise ValueError("checkpoints must be >= 1")
+
+    if fresh:
+        # Nothing of X but its width is used by _initialize once gamma is numeric
+        # (_make_core takes X but no learner reads it), so an empty matrix stands in.
+        learner._initialize(sp.csr_matrix((0, n_features)), np.zeros(0), classes)
+    core = learner.core_
+    core.set_threads(learner._n_threads())
+    C = core.n_outputs
+    regression = learner.task_ == "regression"
+
+    n = 0
+    n_mis = 0
+    sq = 0.0
+    seconds = 0.0
+    cp_n, cp_mis, cp_sq, cp_size, cp_sec = [], [], [], [], []
+    kept = [] if keep_scores else None
+    buf = None
+    for Xc, yc in stream_libsvm(path, chunk_rows, n_features=n_features):
+        m = Xc.shape[0]
+        if m == 0:
+            continue
+        if doubling:
+            local = np.array(_doubling_until(n, n + m), dtype=np.int64) - n
+        else:
+            lo, hi = np.searchsorted(cps, [n + 1, n + m + 1])
+            local = cps[lo:hi] - n
+        if buf is None or buf.shape[0] < m:
+            buf = np.zeros((m, C))
+        scores = buf[:m]
+        cb = None
+        if callback is not None:
+            # progress during the chunk: offsets added; the squared error passed on is an
+            # approximation (carry + chunk sum) for display only.
+            def cb(t, nm, s, size, sec, _n=n, _mis=n_mis, _sq=sq, _sec=seconds):
+                callback(_n + t, _mis + nm, _sq + s, size, _sec + sec)
+        rows = RowData(Xc, n_features)
+        y_enc = learner._encode_y(yc)
+        res = core.run(rows, y_enc, None, local, scores, cb)
+        k = len(res["cp_mistakes"])
+        cp_n.extend((local[:k] + n).tolist())
+        cp_mis.extend((res["cp_mistakes"] + n_mis).tolist())
+        cp_size.extend(res["cp_size"].tolist())
+        cp_sec.extend((res["cp_seconds"] + seconds).tolist())
+        if regression:
+            # The compiled loop sums (y - f)^2 in one running double; summing per chunk and
+            # adding the sums would round differently.  add.accumulate is strictly sequential,
+            # so carrying the running sum in front reproduces the loop bit for bit.
+            diff = np.asarray(y_enc, dtype=np.float64) - scores[:, 0]
+            acc = np.add.accumulate(np.concatenate(([sq], diff * diff)))
+            cp_sq.extend(acc[local[:k]].tolist())
+            sq = float(acc[-1])
+        n_mis += res["n_mistakes"]
+        seconds += res["seconds"]
+        n += m
+        if kept is not None:
+            kept.append(scores.copy())
+    if n == 0:
+        raise ValueError("no examples to learn from")
+    if doubling and (not cp_n or cp_n[-1] != n):
+        # the last example closes the curve (its values are the final totals)
+        cp_n.append(n)
+        cp_mis.append(n_mis)
+        cp_sq.append(sq)
+        cp_size.append(int(core.size))
+        cp_sec.append(seconds)
+        if callback is not None:
+            callback(n, n_mis, sq, int(core.size), seconds)
+    seen = np.asarray(cp_n, dtype=np.int64)
+    curve = {"n_seen": seen, "model_size": np.asarray(cp_size, dtype=np.int64),
+             "seconds": np.asarray(cp_sec, dtype=np.float64)}
+    if regression:
+        curve["rmse"] = np.sqrt(np.asarray(cp_sq, dtype=np.float64) / np.maximum(seen, 1))
+    else:
+        curve["mistake_rate"] = 100.0 * np.asarray(cp_mis, dtype=np.int64) / np.maximum(seen, 1)
+    scores_all = None
+    if kept is not None:
+        scores_all = np.concatenate(kept) if kept else np.zeros((0, C))
+        if C == 1:
+            scores_all = scores_all[:, 0]
+    return OnlineResult(
+        task=learner.task_,
+        n_examples=n,
+        n_mistakes=None if regression else n_mis,
+        mistake_rate=None if regression else 100.0 * n_mis / n,
+        rmse=math.sqrt(sq / n) if regression else None,
+        seconds=seconds,
+        model_size=int(core.size),
+        curve=curve,
+        scores=scores_all,
+        order=None,
+    )

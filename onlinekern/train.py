@@ -10,6 +10,13 @@ and reports the online mistake rate (classification, %) or RMSE (regression).  `
 repeats the pass over R random permutations (run r: permutation r under ``--seed S``, learner
 seed S + r), as the papers do; the default is one run in file order.
 
+``--stream`` reads FILE in chunks of ``--chunk-rows`` rows instead of loading it, so memory is
+one chunk plus the model (any file size): one run in file order, with exactly the results of the
+loaded run.  The class labels, the feature count and the row count (for the curve's checkpoints)
+come from a first pass over the file that parses it but keeps nothing but labels and counts;
+``--classes 1,-1 --n-features D`` skip that pass (the curve is then recorded at the doubling
+counts 1, 2, 4, ... and the last example, since the row count is not known in advance).
+
 Exit status: 0 success, 1 data problem (unreadable or malformed file, labels unsuitable for the
 task), 2 usage error (unknown algorithm or option, option the algorithm lacks, invalid value),
 130 interrupted.
@@ -23,7 +30,7 @@ import onlinekern
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
 from onlinekern.preprocessing import FeatureScaler, TargetScaler
-from onlinekern.protocol import default_checkpoints, run_online
+from onlinekern.protocol import default_checkpoints, run_online, run_online_stream
 from onlinekern.registry import available_learners, make_learner, resolve
 from onlinekern.seeding import check_seed
 
@@ -110,6 +117,15 @@ def build_parser(cls=None, fixed=None, name=None):
                         "(implicit zeros included; applied to --test too)")
     g.add_argument("--scale-target", action="store_true",
                    help="regression: scale targets to [0, 1] (the papers report RMSE on scaled targets)")
+    g.add_argument("--stream", action="store_true",
+                   help="read FILE in chunks instead of loading it (memory: one chunk plus the "
+                        "model); one run in file order, same results as without --stream")
+    g.add_argument("--chunk-rows", type=_positive_int, default=65536, metavar="N",
+                   help="--stream: rows per chunk (default: 65536)")
+    g.add_argument("--classes", metavar="C1,C2,...",
+                   help="--stream: every class label of the file (with --n-features: no first pass)")
+    g.add_argument("--n-features", type=_positive_int, metavar="D",
+                   help="--stream: feature count (a larger index in FILE is an error)")
     g.add_argument("--model", metavar="OUT", help="save the model of the last run (with the scalers)")
     g.add_argument("--json", metavar="OUT", help="write every result as JSON (atomically)")
     g.add_argument("-q", "--quiet", action="store_true", help="print only the final line")
@@ -232,6 +248,11 @@ def _main(argv):
         raise UsageError(f"--scale-target applies to regression only ({name} does classification)")
     runs = ns.runs
     file_order = runs == 1 and not ns.shuffle
+    if ns.stream:
+        return _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out)
+    for opt in ("classes", "n_features"):
+        if getattr(ns, opt) is not None:
+            raise UsageError(f"--{opt.replace('_', '-')} applies to --stream only")
 
     # 2. outputs must be writable before any work is done (exit 1)
     save_model = None
@@ -372,6 +393,123 @@ def _main(argv):
         if not quiet:
             print(f"results written to {ns.json}", file=out)
     print(cli.summary_line(task, errors, secs, sizes, cls.size_name, test_errors), file=out, flush=True)
+    return cli.EXIT_OK
+
+
+def _parse_classes(text):
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"--classes: expected comma-separated numbers, got {text!r}") from None
+    if len(set(vals)) < 2:
+        raise UsageError(f"--classes: classification needs at least 2 distinct labels, got {text!r}")
+    return np.unique(vals)
+
+
+def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out):
+    """``--stream``: one pass in file order over FILE read in chunks (run_online_stream)."""
+    for bad, why in ((ns.runs != 1, "--runs"), (ns.shuffle, "--shuffle"),
+                     (ns.scale, "--scale"), (ns.scale_target, "--scale-target"),
+                     (ns.test is not None, "--test")):
+        if bad:
+            raise UsageError(f"{why} cannot be used with --stream (streaming is one pass in file "
+                             "order; scaling needs the min/max of the whole file; predict a "
+                             "held-out file with python -m onlinekern.predict and --model)")
+    if isinstance(getattr(learner, "gamma", None), str):
+        raise UsageError("--stream needs a numeric --gamma (the median heuristic samples the whole file)")
+    classes = None
+    if ns.classes is not None:
+        if kind == "regression":
+            raise UsageError(f"--classes applies to classification ({name} does regression)")
+        classes = _parse_classes(ns.classes)
+    save_model = None
+    if ns.model:
+        cli.check_writable(ns.model, "model")
+        save_model = _model_saver()
+        if save_model is None:
+            raise DataError("--model: model files are not available in this build (onlinekern.io.model is missing)")
+    if ns.json:
+        cli.check_writable(ns.json, "JSON results")
+    quiet = ns.quiet
+    single = ns.n_features is not None and (classes is not None or kind == "regression")
+    if not quiet:
+        title = f"{name}: {cls.summary}" if cls.summary else name
+        print(title, file=out)
+        if cls.paper:
+            print(f"  paper   {cls.paper}", file=out)
+        how = ("one pass (classes and feature count given)" if single else
+               "a first pass for labels and counts, then the learning pass")
+        print(f"  data    {ns.file}: streamed in chunks of {ns.chunk_rows} rows, {how}", file=out)
+        shown = dict(learner.get_params())
+        shown.pop("seed", None)
+        print(f"  params  {_format_params(shown, '')}", file=out)
+        print(f"  runs    1 (file order), seed {seed}" + (f", learner seed {seed}" if has_seed else ""), file=out)
+        out.flush()
+    mode = "off" if quiet else ns.progress
+    if mode in ("auto", "bar") and single:
+        mode = "lines"            # no row count in advance: no bar
+    progress = cli.Progress(0, "regression" if kind == "regression" else "binary",
+                            cls.size_name, sys.stderr, mode=mode)
+    try:
+        if not single and not quiet:
+            print("first pass: labels and counts ...", file=sys.stderr, flush=True)
+        n_examples = None
+        if not single:
+            from onlinekern.protocol import scan_libsvm
+            n_examples, width, labels = scan_libsvm(ns.file, ns.chunk_rows, ns.n_features)
+            if kind != "regression" and classes is None:
+                if labels is None:
+                    raise DataError(f"{ns.file}: more than 10000 distinct labels: not class labels")
+                cli.check_labels(labels, kind, ns.file, cls.tasks, name, "task" in cls._get_param_names())
+                classes = labels
+            n_features = ns.n_features or width
+        else:
+            n_features = ns.n_features
+        progress.n = n_examples or 0
+        progress.start()
+        res = run_online_stream(learner, ns.file, chunk_rows=ns.chunk_rows, classes=classes,
+                                n_features=n_features,
+                                checkpoints="doubling" if single else "default",
+                                n_examples=n_examples, callback=progress)
+    except ValueError as exc:
+        raise DataError(f"{ns.file}: {exc}") from None
+    finally:
+        progress.finish()
+    task = res.task
+    if task not in cls.tasks:
+        raise DataError(f"{ns.file}: {name} does not support {task} data")
+    entry = {"run": 0, "seed": seed, "permutation": None}
+    entry.update(res.to_dict(with_curve=True))
+    if getattr(learner, "gamma_", None) is not None:
+        entry["gamma_"] = float(learner.gamma_)
+    if save_model is not None:
+        extra = {"algorithm": name, "feature_scaler": None, "target_scaler": None}
+        save_model(learner, ns.model, extra=extra)
+        if not quiet:
+            print(f"model written to {ns.model}", file=out)
+    if ns.json:
+        params_out = dict(learner.get_params())
+        if "gamma" in params_out:
+            params_out["gamma_"] = entry.get("gamma_")
+        doc = {
+            "tool": PROG, "version": onlinekern.__version__, "command": argv,
+            "algorithm": name, "class": cls.__name__, "paper": cls.paper,
+            "params": params_out, "size_name": cls.size_name,
+            "data": ns.file, "test": None, "n_examples": res.n_examples,
+            "n_features": int(learner.n_features_in_), "n_test": None, "task": task,
+            "classes": None if task == "regression" else learner.classes_.tolist(),
+            "scale": False, "scale_target": False, "seed": seed, "n_runs": 1, "order": "file",
+            "stream": {"chunk_rows": ns.chunk_rows, "first_pass": not single},
+            "load_seconds": None, "runs": [entry],
+            "summary": {("rmse" if task == "regression" else "mistake_rate"): _ms([res.error]),
+                        "seconds": _ms([res.seconds]), "model_size": _ms([res.model_size])},
+            "summary_std": "sample standard deviation (ddof=1); 0 for one run",
+        }
+        cli.write_json(ns.json, doc)
+        if not quiet:
+            print(f"results written to {ns.json}", file=out)
+    print(cli.summary_line(task, [res.error], [res.seconds], [res.model_size], cls.size_name)
+          + f", {res.n_examples} examples", file=out, flush=True)
     return cli.EXIT_OK
 
 
