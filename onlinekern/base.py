@@ -9,16 +9,38 @@ validation, label encoding, ``partial_fit``/``fit``/``decision_function``/``pred
 Label encoding (ALGORITHMS.md §1.1): ``classes_`` holds the sorted distinct labels; binary maps
 classes_[0] -> -1 and classes_[1] -> +1, multiclass maps classes_[c] -> c.  ``fit`` reads the
 classes from the whole label vector; ``partial_fit`` needs them on its first call.
+
+scikit-learn compatibility (scikit-learn is only a test extra: nothing here imports it at module
+import; ``__sklearn_tags__`` imports ``sklearn.utils`` when scikit-learn asks for the tags).
+Learners work in ``clone``, ``Pipeline`` and ``GridSearchCV``; the estimator type (classifier or
+regressor) follows ``loss`` / ``task``; input is validated with scikit-learn's messages (1-D X,
+NaN/inf, empty X, "X has N features, but L is expecting M features as input", feature names of
+data frames, column-vector y); ``predict_proba`` / ``predict_log_proba`` exist (``hasattr`` is
+truthful) for the binary logistic loss (sigmoid of f) and the softmax loss (softmax of f), not for
+the multiclass margin-logistic loss, which is no probability model.  Differences that remain, and
+so the expected failures of ``sklearn.utils.estimator_checks.check_estimator`` (the list is
+enforced by tests/test_sklearn_compat.py):
+
+* ``fit`` is one pass in the given order (the papers' online protocol), i.e. ``partial_fit`` on a
+  fresh model; more epochs are more ``partial_fit`` calls.  No ``sample_weight``.
+* ``decision_function`` exists for regressors too (the raw score f, equal to ``predict``): the one
+  scoring API of the online protocol and model files (check_regressors_no_decision_function).
+* With default step sizes, one pass over scikit-learn's 200-example regression set stays below
+  R^2 = 0.5 for some regressors (check_regressors_train); see the test file for the figures.
+* A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
+  never occur); dense X must match exactly.
 """
 import inspect
 import numbers
+import sys
+import warnings
 
 import joblib
 import numpy as np
 import scipy.sparse as sp
 
-from onlinekern._core.learner import TASK_CODES, RowData
-from onlinekern._core.losses import canonical_loss, loss_task
+from onlinekern._core.learner import TASK_CODES, RowData, _rebuild_core
+from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
 
@@ -143,15 +165,11 @@ class OnlineLearner:
         return task
 
     def _encode_y(self, y):
-        y = np.asarray(y)
-        if y.ndim != 1:
-            y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {np.shape(y)}")
+        y = _column_or_1d(y)
         if self.task_ == "regression":
             y = np.asarray(y, dtype=np.float64)
             if not np.all(np.isfinite(y)):
-                raise ValueError("y contains NaN or infinite values")
+                raise ValueError("Input y contains NaN or infinity.")
             return y
         pos = np.searchsorted(self.classes_, y)
         pos = np.clip(pos, 0, len(self.classes_) - 1)
@@ -166,12 +184,55 @@ class OnlineLearner:
     # ---- input -------------------------------------------------------------------------
     @staticmethod
     def _check_X(X):
+        """X as float64 CSR or a 2-D float64 array (no width or finiteness checks: see _validate_X).
+
+        Read-only input (e.g. a joblib memmap) is copied: the compiled loop takes writable buffers.
+        """
         if sp.issparse(X):
-            return sp.csr_matrix(X, dtype=np.float64)
-        A = np.asarray(X, dtype=np.float64)
+            X = sp.csr_matrix(X)
+            if X.dtype.kind == "c":
+                raise ValueError("Complex data not supported")
+            X = X.astype(np.float64, copy=False)
+            if not (X.data.flags.writeable and X.indices.flags.writeable and X.indptr.flags.writeable):
+                X = X.copy()
+            return X
+        A = np.asarray(X)
+        if A.dtype.kind == "c":
+            raise ValueError("Complex data not supported")
+        A = A.astype(np.float64, copy=False)
+        if A.ndim == 1:
+            raise ValueError(f"Expected 2D array, got 1D array instead: shape {A.shape}. Reshape your data either "
+                             "using array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+                             "if it contains a single sample.")
         if A.ndim != 2:
             raise ValueError(f"X must be a 2-D array or sparse matrix, got shape {A.shape}")
+        if not A.flags.writeable:
+            A = A.copy()
         return A
+
+    def _validate_X(self, X, reset, min_samples=0):
+        """Convert X (_check_X), check names, width, size and finiteness the scikit-learn way.
+
+        ``reset`` (fit, first partial_fit) records ``feature_names_in_``; otherwise X must match the
+        fitted width: exactly for dense X, at most for sparse X (a LIBSVM file whose trailing
+        features never occur has fewer columns; its missing columns are zeros).
+        """
+        _check_feature_names(self, X, reset)
+        X = self._check_X(X)
+        name = type(self).__name__
+        n, d = X.shape
+        if n < min_samples:
+            raise ValueError(f"Found array with {n} sample(s) (shape={X.shape}) while a minimum of "
+                             f"{min_samples} is required by {name}.")
+        if reset and d < 1:
+            raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                             f"required by {name}.")
+        if not reset and "n_features_in_" in self.__dict__:
+            m = self.n_features_in_
+            if d > m or (d != m and not sp.issparse(X)):
+                raise ValueError(f"X has {d} features, but {name} is expecting {m} features as input.")
+        _assert_all_finite(X.data if sp.issparse(X) else X)
+        return X
 
     def _n_threads(self):
         n = getattr(self, "n_threads", None)
@@ -190,19 +251,28 @@ class OnlineLearner:
         kind = self._task_kind()
         if kind == "classification":
             labels = np.unique(np.asarray(y) if classes is None else np.asarray(classes))
+            if labels.dtype.kind in "fc" and not np.all(np.isfinite(labels)):
+                raise ValueError("Input y contains NaN or infinity")
             if labels.dtype.kind == "f" and not np.all(labels == np.round(labels)):
-                raise ValueError(f"{type(self).__name__} classifies, but the labels are not whole numbers "
-                                 f"(e.g. {labels[labels != np.round(labels)][0]!r}): regression targets? "
-                                 "use a regression loss or task='regression'")
+                raise ValueError(f"Unknown label type: continuous.  {type(self).__name__} classifies, but the "
+                                 f"labels are not whole numbers (e.g. {labels[labels != np.round(labels)][0]!r}): "
+                                 "regression targets? use a regression loss or task='regression'")
             if len(labels) < 2:
-                raise ValueError(f"classification needs at least 2 classes, got {labels.tolist()}")
+                raise ValueError(f"classification needs at least 2 classes, got {len(labels)} "
+                                 f"class{'' if len(labels) == 1 else 'es'}: {labels.tolist()}")
             task = "binary" if len(labels) == 2 else "multiclass"
             self.classes_ = labels
         else:
             task = "regression"
+        # (the first words of the multiclass message are scikit-learn's, which its checks look for)
+        why = "Only binary classification is supported. The type of the target is multiclass: " \
+            if task == "multiclass" else ""
         if task not in self.tasks:
-            raise ValueError(f"{type(self).__name__} does not support {task} "
+            raise ValueError(f"{why}{type(self).__name__} does not support {task} "
                              f"(supported: {', '.join(self.tasks)})")
+        if task == "multiclass" and not self._multiclass_capable():
+            raise ValueError(f"{why}loss {self.loss!r} of {type(self).__name__} has no multiclass form "
+                             f"(multiclass losses: {', '.join(MULTICLASS_LOSSES)})")
         self.task_ = task
         n_outputs = len(self.classes_) if task == "multiclass" else 1
         gamma = None
@@ -213,12 +283,12 @@ class OnlineLearner:
         self.core_ = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma, X)
 
     def _reset(self):
-        for attr in ("core_", "classes_", "task_", "gamma_", "n_features_in_"):
+        for attr in ("core_", "classes_", "task_", "gamma_", "n_features_in_", "feature_names_in_"):
             self.__dict__.pop(attr, None)
 
     def _check_fitted(self):
         if "core_" not in self.__dict__:
-            raise NotFittedError(f"this {type(self).__name__} has not seen any data yet; call fit or partial_fit first")
+            raise _not_fitted_error()(f"this {type(self).__name__} has not seen any data yet; call fit or partial_fit first")
 
     # ---- scikit-learn API ----------------------------------------------------------------
     def partial_fit(self, X, y, classes=None):
@@ -231,9 +301,10 @@ class OnlineLearner:
         classes : array-like, optional
             All class labels; required on the first call for classification.
         """
-        X = self._check_X(X)
-        y = np.asarray(y)
-        if "core_" not in self.__dict__:
+        first = "core_" not in self.__dict__
+        X = self._validate_X(X, reset=first, min_samples=1 if first else 0)
+        y = _check_y(y)
+        if first:
             if classes is None and self._task_kind() == "classification":
                 raise ValueError("classes must be given on the first call to partial_fit "
                                  "(all labels the stream will contain)")
@@ -241,24 +312,34 @@ class OnlineLearner:
         elif classes is not None and self._task_kind() == "classification":
             if not np.array_equal(np.unique(classes), self.classes_):
                 raise ValueError(f"classes {np.unique(classes).tolist()} differ from classes_ {self.classes_.tolist()}")
+        return self._learn(X, y)
+
+    def fit(self, X, y):
+        """Start afresh and learn from the rows of X once, in the given order.
+
+        One pass, like the papers' online protocol: ``fit`` is ``partial_fit`` on a fresh model
+        (with ``classes`` read from y); call ``partial_fit`` again for more epochs.
+        """
+        self._reset()
+        X = self._validate_X(X, reset=True, min_samples=1)
+        y = _check_y(y)
+        self._initialize(X, y, None)
+        return self._learn(X, y)
+
+    def _learn(self, X, y):
+        """One pass of the core over validated X and y (an initialised model)."""
         self.core_.set_threads(self._n_threads())
         rows = RowData(X, self.n_features_in_)
         if rows.n_rows != len(y):
-            raise ValueError(f"X has {rows.n_rows} rows but y has {len(y)} labels")
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                             f"X has {rows.n_rows} rows but y has {len(y)} labels")
         self.core_.run(rows, self._encode_y(y))
         return self
-
-    def fit(self, X, y):
-        """Start afresh and learn from the rows of X once, in the given order."""
-        X = self._check_X(X)
-        self._reset()
-        self._initialize(X, np.asarray(y), None)
-        return self.partial_fit(X, y)
 
     def decision_function(self, X):
         """Scores f(x): shape (n,) for binary and regression, (n, C) for multiclass."""
         self._check_fitted()
-        rows = RowData(self._check_X(X), self.n_features_in_)
+        rows = RowData(self._validate_X(X, reset=False), self.n_features_in_)
         self.core_.set_threads(self._n_threads())
         out = self.core_.decision_function(rows)
         return out[:, 0] if out.shape[1] == 1 else out
@@ -275,13 +356,146 @@ class OnlineLearner:
     def score(self, X, y):
         """Accuracy (classification) or R^2 (regression)."""
         pred = self.predict(X)
-        y = np.asarray(y)
+        y = _column_or_1d(_check_y(y))
         if self.task_ == "regression":
             y = y.astype(np.float64)
             ss_res = np.sum((y - pred) ** 2)
             ss_tot = np.sum((y - y.mean()) ** 2)
             return float(1.0 - ss_res / ss_tot) if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
         return float(np.mean(pred == y))
+
+    @property
+    def fit_transform(self):
+        """``fit(X, y).transform(X)``, for learners with a ``transform`` (e.g. RRF's z(x)) only."""
+        if not hasattr(type(self), "transform"):
+            raise AttributeError(f"{type(self).__name__} has no transform, hence no fit_transform")
+        return self._fit_transform
+
+    def _fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).transform(X)
+
+    # ---- probabilities (logistic and softmax losses only) ---------------------------------
+    def _proba_link(self):
+        """'sigmoid' or 'softmax' when the scores are log-odds / logits, else AttributeError.
+
+        Binary logistic loss log(1 + e^{-yf}): P(classes_[1] | x) = sig(f).  Softmax loss: P = softmax(f).
+        The multiclass margin-logistic loss log(1 + e^{-(f_y - f_r)}) (ALGORITHMS.md §2) fits no
+        probability model, so it gets no predict_proba.  Before fitting, the answer follows the loss
+        parameter (the task, hence a multiclass margin loss, is only known from the data).
+        """
+        if "loss" not in self._get_param_names() or getattr(self, "novelty", False):
+            raise AttributeError(f"{type(self).__name__} has no predict_proba: it has no probabilistic loss")
+        try:
+            name = canonical_loss(self.loss)
+        except ValueError:
+            raise AttributeError(f"predict_proba needs loss='logistic' or 'softmax', got {self.loss!r}") from None
+        if "core_" in self.__dict__:
+            spec = getattr(getattr(self.core_, "loss", None), "spec", None)
+            if spec is not None:
+                name = spec["name"]          # e.g. DSG runs multiclass 'logistic' as softmax
+            if self.task_ == "binary" and name == "logistic":
+                return "sigmoid"
+            if self.task_ == "multiclass" and name == "softmax":
+                return "softmax"
+            raise AttributeError(f"predict_proba is not available for the {self.task_} {name} loss of "
+                                 f"{type(self).__name__} (only binary logistic and softmax losses)")
+        if name in ("logistic", "softmax"):
+            return "sigmoid" if name == "logistic" else "softmax"
+        raise AttributeError(f"predict_proba needs loss='logistic' or 'softmax', got {self.loss!r}")
+
+    @property
+    def predict_proba(self):
+        """Class probabilities (n, n_classes) in classes_ order; logistic (binary) or softmax loss only.
+
+        A property so that ``hasattr(learner, "predict_proba")`` tells whether it is available.
+        """
+        self._proba_link()
+        return self._predict_proba
+
+    @property
+    def predict_log_proba(self):
+        """Log of predict_proba, computed stably; same availability as predict_proba."""
+        self._proba_link()
+        return self._predict_log_proba
+
+    def _predict_log_proba(self, X):
+        link = self._proba_link()
+        s = self.decision_function(X)
+        if link == "sigmoid":
+            return np.column_stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)])
+        m = np.max(s, axis=1, keepdims=True)
+        return s - (m + np.log(np.sum(np.exp(s - m), axis=1, keepdims=True)))
+
+    def _predict_proba(self, X):
+        return np.exp(self._predict_log_proba(X))
+
+    # ---- scikit-learn integration -------------------------------------------------------
+    @property
+    def _estimator_type(self):
+        """'classifier' or 'regressor' (scikit-learn < 1.6), from the loss or the task parameter."""
+        try:
+            kind = self._task_kind()
+        except ValueError:
+            return None
+        return "classifier" if kind == "classification" else "regressor"
+
+    def __sklearn_is_fitted__(self):
+        return "core_" in self.__dict__
+
+    def __sklearn_tags__(self):
+        """scikit-learn >= 1.6 estimator tags (scikit-learn is imported here only, when asked).
+
+        The estimator type follows ``loss`` / ``task``; sparse input is accepted; one pass of an
+        online learner over a few hundred rows may not reach scikit-learn's "reasonable score"
+        thresholds, which ``_poor_score`` declares per learner.
+        """
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
+        etype = self._estimator_type
+        required = not getattr(self, "novelty", False)
+        tags = Tags(estimator_type=etype, target_tags=TargetTags(required=required),
+                    input_tags=InputTags(sparse=True))
+        if etype == "classifier":
+            tags.classifier_tags = ClassifierTags(poor_score=self._poor_score,
+                                                  multi_class=self._multiclass_capable())
+        elif etype == "regressor":
+            tags.regressor_tags = RegressorTags(poor_score=self._poor_score)
+        if hasattr(type(self), "transform"):     # e.g. RRF.transform: z(x) with the learned bandwidths
+            from sklearn.utils import TransformerTags
+            tags.transformer_tags = TransformerTags()
+        return tags
+
+    _poor_score = False
+
+    def _multiclass_capable(self):
+        """Whether this configuration takes more than 2 classes (squared hinge has no multiclass form)."""
+        if "multiclass" not in self.tasks:
+            return False
+        if "loss" in self._get_param_names():
+            try:
+                return canonical_loss(self.loss) in MULTICLASS_LOSSES
+            except ValueError:
+                return True
+        return True
+
+    # ---- pickling ------------------------------------------------------------------------
+    def __getstate__(self):
+        # The core travels as (class, get_state()) and is rebuilt in __setstate__ from writable
+        # copies: joblib may hand back its arrays as read-only memmaps (mmap_mode, parallel
+        # workers), which the cores' set_state cannot take.  Pickles holding ``core_`` itself
+        # (the previous format) still load.
+        state = self.__dict__.copy()
+        core = state.pop("core_", None)
+        if core is not None:
+            state["_core_state_"] = (type(core), core.get_state())
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        saved = state.pop("_core_state_", None)
+        self.__dict__.update(state)
+        if saved is not None:
+            cls, core_state = saved
+            self.core_ = _rebuild_core(cls, _writable(core_state))
 
     # ---- learned state -------------------------------------------------------------------
     @property
@@ -342,6 +556,107 @@ class FeatureLearner(RandomFeatureModel, OnlineLearner):
     """Base of random-feature learners: a linear model on z(x)."""
 
     size_name = "features"
+
+
+# ---- input checks in scikit-learn's words, without importing scikit-learn ---------------------
+def _conversion_warning():
+    """scikit-learn's DataConversionWarning when scikit-learn is already imported, else UserWarning.
+
+    scikit-learn is only a test extra: never import it here just to warn.
+    """
+    exc = sys.modules.get("sklearn.exceptions")
+    return getattr(exc, "DataConversionWarning", UserWarning)
+
+
+def _writable(obj):
+    """``obj`` (nested dicts, lists, tuples of arrays and numbers) with read-only arrays copied."""
+    if isinstance(obj, np.ndarray):
+        return obj if obj.flags.writeable else np.array(obj)
+    if isinstance(obj, dict):
+        return {k: _writable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_writable(v) for v in obj)
+    return obj
+
+
+_NOT_FITTED = {}
+
+
+def _not_fitted_error():
+    """NotFittedError, also a scikit-learn NotFittedError when scikit-learn is already imported
+    (its checks and ``except sklearn.exceptions.NotFittedError`` then recognise it)."""
+    exc = sys.modules.get("sklearn.exceptions")
+    base = getattr(exc, "NotFittedError", None)
+    if base is None or issubclass(NotFittedError, base):
+        return NotFittedError
+    if base not in _NOT_FITTED:
+        _NOT_FITTED[base] = type("NotFittedError", (NotFittedError, base),
+                                 {"__module__": __name__, "__doc__": NotFittedError.__doc__})
+    return _NOT_FITTED[base]
+
+
+def _check_y(y):
+    if y is None:
+        raise ValueError("this learner requires y to be passed, but the target y is None")
+    return np.asarray(y)
+
+
+def _column_or_1d(y):
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
+                      "of y to (n_samples,), for example using ravel().", _conversion_warning(), stacklevel=3)
+        return y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
+    return y
+
+
+def _assert_all_finite(a):
+    # the sum is a cheap first test; overflow to inf falls through to the exact test
+    if a.size and not np.isfinite(np.sum(a)):
+        if np.isnan(a).any():
+            raise ValueError("Input X contains NaN.")
+        if not np.isfinite(a).all():
+            raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
+
+
+def _feature_names(X):
+    """Column names of a data frame when they are all strings (scikit-learn's rule), else None."""
+    cols = getattr(X, "columns", None)
+    if cols is None or sp.issparse(X):
+        return None
+    names = np.asarray(cols, dtype=object)
+    kinds = {isinstance(c, str) for c in names}
+    if kinds == {True}:
+        return names
+    if kinds == {True, False}:
+        raise TypeError("Feature names are only supported if all input features have string names, "
+                        f"but your input has {sorted({type(c).__name__ for c in names})} as feature name / "
+                        "column name types. Convert them all to strings to use feature names.")
+    return None
+
+
+def _check_feature_names(est, X, reset):
+    names = _feature_names(X)
+    if reset:
+        if names is not None:
+            est.feature_names_in_ = names
+        else:
+            est.__dict__.pop("feature_names_in_", None)
+        return
+    fitted = est.__dict__.get("feature_names_in_")
+    if fitted is None and names is None:
+        return
+    name = type(est).__name__
+    if names is not None and fitted is None:
+        warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=4)
+    elif names is None:
+        warnings.warn(f"X does not have valid feature names, but {name} was fitted with feature names",
+                      UserWarning, stacklevel=4)
+    elif len(names) != len(fitted) or np.any(names != fitted):
+        raise ValueError("The feature names should match those that were passed during fit.\n"
+                         f"Fitted with: {list(fitted)[:10]}\nGiven: {list(names)[:10]}")
 
 
 def _same(a, b):

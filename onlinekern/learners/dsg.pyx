@@ -973,7 +973,8 @@ class DSG(OnlineLearner):
     def _novelty_y(self, X, y):
         if y is None:
             if not self.novelty:
-                raise ValueError("y is required (only novelty detection learns without labels)")
+                raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None "
+                                 "(only novelty detection learns without labels)")
             return np.ones(self._check_X(X).shape[0])
         return y
 

@@ -381,7 +381,7 @@ class RRF(FeatureLearner):
         """
         from onlinekern._core.learner import RowData
         self._check_fitted()
-        return self.core_.transform(RowData(self._check_X(X), self.n_features_in_))
+        return self.core_.transform(RowData(self._validate_X(X, reset=False), self.n_features_in_))
 
     @property
     def log_bandwidth_(self):
