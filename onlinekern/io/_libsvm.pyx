@@ -325,6 +325,14 @@ cdef int _grow_rows(Out *o) noexcept nogil:
     return 0
 
 
+cdef inline const unsigned char *_comment_end(const unsigned char *p,
+                                             const unsigned char *end) noexcept nogil:
+    """From a '#': the line's '\\n' (or end), or an earlier NUL byte, which is an error."""
+    while p < end and p[0] != b'\n' and p[0] != 0:
+        p += 1
+    return p
+
+
 cdef inline Py_ssize_t _fail(State *st, int code, int rc, Py_ssize_t line,
                              const unsigned char *buf, const unsigned char *a,
                              const unsigned char *b, int64_t aux1, int64_t aux2) noexcept nogil:
@@ -376,10 +384,9 @@ cdef Py_ssize_t _parse_region(const unsigned char *buf, Py_ssize_t start, Py_ssi
             nl += 1
             continue
         if c == C_HASH:
-            while p < end and p[0] != b'\n':
-                if p[0] == 0:
-                    return _fail(st, E_NUL, 0, line, buf, p, p, 0, 0)
-                p += 1
+            p = _comment_end(p, end)
+            if p < end and p[0] == 0:
+                return _fail(st, E_NUL, 0, line, buf, p, p, 0, 0)
             if p < end:
                 p += 1
                 line += 1
@@ -411,10 +418,9 @@ cdef Py_ssize_t _parse_region(const unsigned char *buf, Py_ssize_t start, Py_ssi
                 nl += 1
                 break
             if c == C_HASH:
-                while p < end and p[0] != b'\n':
-                    if p[0] == 0:
-                        return _fail(st, E_NUL, 0, line, buf, p, p, 0, 0)
-                    p += 1
+                p = _comment_end(p, end)
+                if p < end and p[0] == 0:
+                    return _fail(st, E_NUL, 0, line, buf, p, p, 0, 0)
                 if p < end:
                     p += 1
                     line += 1
