@@ -186,16 +186,14 @@ class OnlineLearner:
     def _check_X(X):
         """X as float64 CSR or a 2-D float64 array (no width or finiteness checks: see _validate_X).
 
-        Read-only input (e.g. a joblib memmap) is copied: the compiled loop takes writable buffers.
+        Read-only input (e.g. a joblib memmap) is used in place: the compiled code reads rows
+        through const views (RowView).
         """
         if sp.issparse(X):
             X = sp.csr_matrix(X)
             if X.dtype.kind == "c":
                 raise ValueError("Complex data not supported")
-            X = X.astype(np.float64, copy=False)
-            if not (X.data.flags.writeable and X.indices.flags.writeable and X.indptr.flags.writeable):
-                X = X.copy()
-            return X
+            return X.astype(np.float64, copy=False)
         A = np.asarray(X)
         if A.dtype.kind == "c":
             raise ValueError("Complex data not supported")
@@ -206,8 +204,6 @@ class OnlineLearner:
                              "if it contains a single sample.")
         if A.ndim != 2:
             raise ValueError(f"X must be a 2-D array or sparse matrix, got shape {A.shape}")
-        if not A.flags.writeable:
-            A = A.copy()
         return A
 
     def _validate_X(self, X, reset, min_samples=0):

@@ -56,7 +56,7 @@ from libc.string cimport memset, memcpy
 from libc.stdint cimport uint32_t, uint64_t
 from cython.parallel cimport prange, threadid
 
-from onlinekern._core.learner cimport LearnerCore, TASK_BINARY, TASK_MULTICLASS
+from onlinekern._core.learner cimport LearnerCore, TASK_BINARY, TASK_MULTICLASS, RowView, row_view, get_row
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.rng cimport RandomStream
 from onlinekern._core.counter_rng cimport ok_normals
@@ -623,29 +623,16 @@ cdef class DSGCore(LearnerCore):
         """Scores of every row, (n, n_outputs): block-major, so each block's rows of E_j are drawn
         once for all queries (only for the features that occur); bit-identical to predict_row."""
         cdef Py_ssize_t n = rows.n_rows, r, j, u, nu_, m = self.m
-        cdef int C = self.n_outputs, c, F = self.F, d_in = 0, nt = max(1, min(self.n_threads, self.n_scr))
+        cdef int C = self.n_outputs, c, F = self.F, nt = max(1, min(self.n_threads, self.n_scr))
         cdef int stride = 4 * F, tid
         out = np.zeros((n, C))
         if n == 0:
             return out
         cdef double[:, ::1] ov = out
-        cdef bint dense = rows.dense
-        cdef double[::1] data1
-        cdef double[:, ::1] data2
-        cdef const double* dp = NULL
-        cdef int[::1] iv = rows.indices
-        cdef long long[::1] pv = rows.indptr
-        cdef const int* ip = &iv[0] if iv.shape[0] else NULL
-        if dense:
-            data2 = rows.data
-            d_in = data2.shape[1]
-            if d_in:
-                dp = &data2[0, 0]
-            used = np.arange(d_in, dtype=np.int32)
+        cdef RowView rv = row_view(rows)
+        if rv.dense:
+            used = np.arange(rv.d_in, dtype=np.int32)
         else:
-            data1 = rows.data
-            if data1.shape[0]:
-                dp = &data1[0]
             used = np.unique(np.asarray(rows.indices)).astype(np.int32)
         cdef int[::1] usedv = used
         nu_ = used.shape[0]
@@ -672,23 +659,23 @@ cdef class DSGCore(LearnerCore):
                     pos = &posv[0]
                 if par:
                     for r in prange(n, num_threads=nt, schedule="static"):
-                        self._query(j, E, pos, dp, ip, &pv[0], dense, d_in, r, self.tscr + threadid() * stride, &ov[r, 0])
+                        self._query(j, E, pos, &rv, r, self.tscr + threadid() * stride, &ov[r, 0])
                 else:
                     for r in range(n):
-                        self._query(j, E, pos, dp, ip, &pv[0], dense, d_in, r, self.tscr, &ov[r, 0])
+                        self._query(j, E, pos, &rv, r, self.tscr, &ov[r, 0])
         out *= self.scale * self.norm
         if self.novelty:
             out[:, 0] -= self.offset
         return out
 
-    cdef void _query(self, Py_ssize_t j, const double* E, const int* pos, const double* dp, const int* ip,
-                     const long long* pp, bint dense, int d_in, Py_ssize_t r, double* scr, double* acc) noexcept nogil:
-        cdef int c, C = self.n_outputs, F = self.F
+    cdef void _query(self, Py_ssize_t j, const double* E, const int* pos, const RowView* rv, Py_ssize_t r,
+                     double* scr, double* acc) noexcept nogil:
+        cdef int c, C = self.n_outputs, F = self.F, nnz
         cdef double* cs = scr + 2 * F
-        if dense:
-            self._features(j, E, pos, dp + r * d_in, ip, d_in, scr, scr + F, cs)
-        else:
-            self._features(j, E, pos, dp + pp[r], ip + pp[r], <int>(pp[r + 1] - pp[r]), scr, scr + F, cs)
+        cdef const double* xr
+        cdef const int* xi
+        get_row(rv, r, &xr, &xi, &nnz)
+        self._features(j, E, pos, xr, xi, nnz, scr, scr + F, cs)
         for c in range(C):
             acc[c] += ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
 
