@@ -39,7 +39,7 @@ import joblib
 import numpy as np
 import scipy.sparse as sp
 
-from onlinekern._core.learner import TASK_CODES, RowData, _rebuild_core
+from onlinekern._core.learner import TASK_CODES, RowData
 from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
@@ -474,25 +474,6 @@ class OnlineLearner:
         return True
 
     # ---- pickling ------------------------------------------------------------------------
-    def __getstate__(self):
-        # The core travels as (class, get_state()) and is rebuilt in __setstate__ from writable
-        # copies: joblib may hand back its arrays as read-only memmaps (mmap_mode, parallel
-        # workers), which the cores' set_state cannot take.  Pickles holding ``core_`` itself
-        # (the previous format) still load.
-        state = self.__dict__.copy()
-        core = state.pop("core_", None)
-        if core is not None:
-            state["_core_state_"] = (type(core), core.get_state())
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        saved = state.pop("_core_state_", None)
-        self.__dict__.update(state)
-        if saved is not None:
-            cls, core_state = saved
-            self.core_ = _rebuild_core(cls, _writable(core_state))
-
     # ---- learned state -------------------------------------------------------------------
     @property
     def model_size_(self):
@@ -562,17 +543,6 @@ def _conversion_warning():
     """
     exc = sys.modules.get("sklearn.exceptions")
     return getattr(exc, "DataConversionWarning", UserWarning)
-
-
-def _writable(obj):
-    """``obj`` (nested dicts, lists, tuples of arrays and numbers) with read-only arrays copied."""
-    if isinstance(obj, np.ndarray):
-        return obj if obj.flags.writeable else np.array(obj)
-    if isinstance(obj, dict):
-        return {k: _writable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_writable(v) for v in obj)
-    return obj
 
 
 _NOT_FITTED = {}

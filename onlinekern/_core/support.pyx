@@ -392,10 +392,10 @@ cdef class SupportSet:
             raise ValueError("support set arrays have inconsistent shapes")
         if self.budget >= 0 and n > self.budget:
             raise ValueError("support set holds more vectors than its budget")
-        cdef double[:, ::1] Xv = np.ascontiguousarray(st["X"], dtype=np.float64).reshape(n, self.d)
-        cdef double[:, ::1] cv = np.ascontiguousarray(st["coef"], dtype=np.float64).reshape(n, self.C)
-        cdef long long[::1] sv = np.ascontiguousarray(st["stamp"], dtype=np.int64)
-        cdef double[::1] qv = np.ascontiguousarray(st["sqn"], dtype=np.float64)
+        cdef const double[:, ::1] Xv = np.ascontiguousarray(st["X"], dtype=np.float64).reshape(n, self.d)
+        cdef const double[:, ::1] cv = np.ascontiguousarray(st["coef"], dtype=np.float64).reshape(n, self.C)
+        cdef const long long[::1] sv = np.ascontiguousarray(st["stamp"], dtype=np.int64)
+        cdef const double[::1] qv = np.ascontiguousarray(st["sqn"], dtype=np.float64)
         if self.reserve(max(n, 1)) != 0 or (n > self.cap):
             raise MemoryError("cannot allocate the support set")
         for i in range(n):

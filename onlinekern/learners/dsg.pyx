@@ -816,9 +816,9 @@ cdef class DSGCore(LearnerCore):
             raise ValueError("DSG state: pending feature index out of range")
         if self._grow(max(m, 1)) != 0 or self._reserve_pending(max(vals.shape[0], 1)) != 0:
             raise MemoryError("cannot allocate the DSG model")
-        cdef double[:, :, ::1] av = A
-        cdef double[:, ::1] bv = beta
-        cdef unsigned char[::1] lv = live
+        cdef const double[:, :, ::1] av = A
+        cdef const double[:, ::1] bv = beta
+        cdef const unsigned char[::1] lv = live
         cdef Py_ssize_t j, q
         self.m = m
         if m:

@@ -47,7 +47,7 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 
 import numpy as np
 
-from onlinekern.base import KernelLearner, PARAM_CHECKS, _nonnegative
+from onlinekern.base import KernelLearner, _nonnegative
 
 cdef double DELTA2_MIN = 1e-12
 cdef double SQRT2 = 1.4142135623730951
@@ -278,7 +278,7 @@ cdef class ProjectronCore(KernelCore):
         self._setup_projectron(budget, bool(st["plus"]), rule)
         if self.grow(max(n, 1)) != 0:
             raise MemoryError("cannot allocate the inverse kernel matrix")
-        cdef double[:, ::1] kv = Kinv
+        cdef const double[:, ::1] kv = Kinv
         cdef Py_ssize_t i
         for i in range(n):
             memcpy(self.Kinv + i * self.kcap, &kv[i, 0], n * sizeof(double))
@@ -286,13 +286,8 @@ cdef class ProjectronCore(KernelCore):
 
 
 def _check_projectron_params(learner):
-    """Common parameter checks, with the optional budget (None = no budget)."""
-    for name, value in learner.get_params().items():
-        if name == "budget" and value is None:
-            continue                       # PARAM_CHECKS["budget"] requires an integer
-        check = PARAM_CHECKS.get(name)
-        if check is not None:
-            check(name, value)
+    """The shared checks (budget None, the default, means no budget) plus the threshold's."""
+    KernelLearner._validate_params(learner)
     _nonnegative("proj_eta", learner.proj_eta)
 
 
