@@ -219,7 +219,8 @@ cdef class SupportSet:
         self.clock += 1
 
     cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil:
-        """Overwrite slot i with the dense vector z[0:d] and coefficients alpha (e.g. a merged SV)."""
+        """Overwrite slot i with the dense vector z[0:d] and coefficients alpha, keeping its place in
+        insertion order (a merged SV takes the place of the one it replaces, as in BudgetedSVM)."""
         cdef int j, c
         cdef double* r = self.X + i * self.d
         for j in range(self.d):
@@ -228,8 +229,6 @@ cdef class SupportSet:
         self.sqn[i] = row_sqnorm(r, self.d)
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
-        self.stamp[i] = self.clock
-        self.clock += 1
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""

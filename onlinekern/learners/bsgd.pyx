@@ -283,7 +283,6 @@ cdef class BSGDCore(KernelCore):
         cdef double h, k1, k2, kappa
         cdef double* xm
         cdef double* xn
-        cdef long long stamp_m = self.sv.stamp[m]
         # every candidate partner is independent: split them over threads when worth it; the
         # argmin below runs serially in slot order, so the result never depends on the threads
         if self.n_threads > 1 and n * (dd + 64) >= self.sv.par_threshold:
@@ -308,8 +307,7 @@ cdef class BSGDCore(KernelCore):
         xn = self.sv.row(best)
         for i in range(dd):
             self.z[i] = h * xm[i] + (1.0 - h) * xn[i]
-        self.sv.set_dense(m, self.z, self.az)
-        self.sv.stamp[m] = stamp_m                        # z takes x_m*'s place (BudgetedSVM order)
+        self.sv.set_dense(m, self.z, self.az)             # z takes x_m*'s place (BudgetedSVM order)
         self.sv.remove(best)
         self.n_merges += 1
 
