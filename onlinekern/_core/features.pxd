@@ -15,6 +15,7 @@ cdef class RandomFourierMap:
     cdef double* cs                     # 2D: [cos a; sin a] (unscaled)
     cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil
     cdef void features(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil
+    cdef object transform_rows(self, object rows, const double* feat_scale)
 
 
 cdef class FeatureCore(LearnerCore):

@@ -95,7 +95,11 @@ cdef class RandomFourierMap:
 
     def transform(self, X):
         """z(x) for every row of X: array (n, 2D)."""
-        rows = RowData(X, self.d)
+        return self.transform_rows(RowData(X, self.d), NULL)
+
+    cdef object transform_rows(self, object rows, const double* feat_scale):
+        """z(x) for every row of a RowData, the input scaled per feature by feat_scale
+        (NULL: sqrt(2 gamma) for all, as ``project``)."""
         cdef RowView rv = row_view(rows)
         cdef Py_ssize_t n = rows.n_rows, i
         out = np.zeros((n, 2 * self.D))
@@ -105,7 +109,7 @@ cdef class RandomFourierMap:
         cdef int j, nnz
         for i in range(n):
             get_row(&rv, i, &xr, &xi, &nnz)
-            self.features(xr, xi, nnz, NULL)
+            self.features(xr, xi, nnz, feat_scale)
             for j in range(2 * self.D):
                 ov[i, j] = self.norm * self.cs[j]
         return out

@@ -133,23 +133,12 @@ cdef class SupportSet:
     cdef Py_ssize_t append(self, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
         """Add SV x with true coefficients alpha[0:C]; returns its slot, or -1 if full/no memory."""
         cdef Py_ssize_t i = self.n
-        cdef int kk, c
-        cdef double* row
         if i == self.cap:
             if self.budget >= 0 and i >= self.budget:
                 return -1
             if self.reserve(2 * self.cap if self.cap else 64) != 0:
                 return -1
-        row = self.X + i * self.d
-        memset(row, 0, self.d * sizeof(double))
-        for kk in range(nnz):
-            row[idx[kk]] = x[kk]
-        self._mirror(i)
-        self.sqn[i] = xsq
-        for c in range(self.C):
-            self.coef[i * self.C + c] = alpha[c] / self.scale
-        self.stamp[i] = self.clock
-        self.clock += 1
+        self.replace(i, x, idx, nnz, xsq, alpha)         # the new slot gets the newest stamp
         self.n += 1
         return i
 

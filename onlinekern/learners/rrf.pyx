@@ -24,7 +24,7 @@ non-finite step (NaN) leaves rho_n unchanged.  Every clipped or refused coordina
 counted in ``n_rho_clips``.
 """
 from libc.math cimport exp, log
-from onlinekern._core.learner cimport TASK_MULTICLASS, RowView, row_view, get_row
+from onlinekern._core.learner cimport TASK_MULTICLASS
 from onlinekern._core.features cimport FeatureCore
 from onlinekern._core.losses cimport TaskLoss, runner_up
 from onlinekern._core.vmath cimport ok_dot
@@ -205,19 +205,7 @@ cdef class RRFCore(FeatureCore):
 
     def transform(self, rows):
         """z(x) of the learned map (Omega = diag(e^rho) E) for every row: array (n, 2D)."""
-        cdef RowView rv = row_view(rows)
-        cdef Py_ssize_t n = rows.n_rows, i
-        out = np.zeros((n, 2 * self.fmap.D))
-        cdef double[:, ::1] ov = out
-        cdef const double* xr
-        cdef const int* xi
-        cdef int j, nnz
-        for i in range(n):
-            get_row(&rv, i, &xr, &xi, &nnz)
-            self.fmap.features(xr, xi, nnz, self.fscale)
-            for j in range(2 * self.fmap.D):
-                ov[i, j] = self.fmap.norm * self.fmap.cs[j]
-        return out
+        return self.fmap.transform_rows(rows, self.fscale)
 
     @property
     def log_bandwidth(self):
