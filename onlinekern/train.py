@@ -163,17 +163,12 @@ def _usage_short(stream):
 
 # ---- the run -------------------------------------------------------------------------------------
 
-def _model_saver():
-    fn = getattr(onlinekern, "save_model", None)
-    if fn is not None:
-        return fn
-    try:
-        from onlinekern.io.model import save_model
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("onlinekern.io.model",):
-            raise
-        return None
-    return save_model
+def _check_outputs(ns):
+    """--model and --json must be writable before any work is done (exit 1)."""
+    if ns.model:
+        cli.check_writable(ns.model, "model")
+    if ns.json:
+        cli.check_writable(ns.json, "JSON results")
 
 
 def _format_params(params, gamma_note):
@@ -255,14 +250,7 @@ def _main(argv):
             raise UsageError(f"--{opt.replace('_', '-')} applies to --stream only")
 
     # 2. outputs must be writable before any work is done (exit 1)
-    save_model = None
-    if ns.model:
-        cli.check_writable(ns.model, "model")
-        save_model = _model_saver()
-        if save_model is None:
-            raise DataError("--model: model files are not available in this build (onlinekern.io.model is missing)")
-    if ns.json:
-        cli.check_writable(ns.json, "JSON results")
+    _check_outputs(ns)
 
     # 3. data (exit 1)
     X, y, Xt, yt, load_seconds = cli.load_files(ns.file, ns.test)
@@ -364,11 +352,11 @@ def _main(argv):
     summary = {key: _ms(errors), "seconds": _ms(secs), "model_size": _ms(sizes)}
     if test_errors is not None:
         summary["test_" + key] = _ms(test_errors)
-    if save_model is not None:
+    if ns.model:
         extra = {"algorithm": name,
                  "feature_scaler": fscaler.get_state() if fscaler is not None else None,
                  "target_scaler": tscaler.get_state() if tscaler is not None else None}
-        save_model(learner_r, ns.model, extra=extra)
+        onlinekern.save_model(learner_r, ns.model, extra=extra)
         if not quiet:
             print(f"model of run {runs} written to {ns.model}", file=out)
     if ns.json:
@@ -422,14 +410,7 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
         if kind == "regression":
             raise UsageError(f"--classes applies to classification ({name} does regression)")
         classes = _parse_classes(ns.classes)
-    save_model = None
-    if ns.model:
-        cli.check_writable(ns.model, "model")
-        save_model = _model_saver()
-        if save_model is None:
-            raise DataError("--model: model files are not available in this build (onlinekern.io.model is missing)")
-    if ns.json:
-        cli.check_writable(ns.json, "JSON results")
+    _check_outputs(ns)
     quiet = ns.quiet
     single = ns.n_features is not None and (classes is not None or kind == "regression")
     if not quiet:
@@ -482,9 +463,9 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
     entry.update(res.to_dict(with_curve=True))
     if getattr(learner, "gamma_", None) is not None:
         entry["gamma_"] = float(learner.gamma_)
-    if save_model is not None:
+    if ns.model:
         extra = {"algorithm": name, "feature_scaler": None, "target_scaler": None}
-        save_model(learner, ns.model, extra=extra)
+        onlinekern.save_model(learner, ns.model, extra=extra)
         if not quiet:
             print(f"model written to {ns.model}", file=out)
     if ns.json:
