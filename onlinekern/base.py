@@ -239,7 +239,14 @@ class OnlineLearner:
         """Return the compiled core for this learner (subclasses)."""
         raise TypeError(f"{type(self).__name__} does not define _make_core")
 
-    def _initialize(self, X, y, classes):
+    def _initialize(self, X, y, classes, n_stream=None):
+        """Validate, fix the task and build the core.
+
+        ``n_stream``: the length T of the stream about to be learned when the caller knows it
+        (``fit``, ``run_online``, the CLI), else None (``partial_fit``).  Learners with a
+        ``horizon`` parameter use it when ``horizon`` is None (``horizon_``): e.g. DualSGD's
+        lambda = 2/T "if T is known" (ALGORITHMS.md §3.11).
+        """
         self._validate_params()
         n_features = X.shape[1]
         if n_features < 1:
@@ -275,11 +282,13 @@ class OnlineLearner:
         if "gamma" in self._get_param_names():
             gamma = resolve_gamma(self.gamma, X, getattr(self, "seed", 0), getattr(self, "median_scale", 1.0))
             self.gamma_ = gamma
+        if "horizon" in self._get_param_names():
+            self.horizon_ = self.horizon if self.horizon is not None else n_stream
         self.n_features_in_ = n_features
         self.core_ = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma, X)
 
     def _reset(self):
-        for attr in ("core_", "classes_", "task_", "gamma_", "n_features_in_", "feature_names_in_"):
+        for attr in ("core_", "classes_", "task_", "gamma_", "horizon_", "n_features_in_", "feature_names_in_"):
             self.__dict__.pop(attr, None)
 
     def _check_fitted(self):
@@ -319,7 +328,7 @@ class OnlineLearner:
         self._reset()
         X = self._validate_X(X, reset=True, min_samples=1)
         y = _check_y(y)
-        self._initialize(X, y, None)
+        self._initialize(X, y, None, n_stream=X.shape[0])
         return self._learn(X, y)
 
     def _learn(self, X, y):

@@ -25,16 +25,30 @@ def median_gamma(X, seed=0, scale=1.0):
     if sp.issparse(S):
         S = S.toarray()
     S = np.asarray(S, dtype=np.float64)
+    # For features of extreme magnitude (1e300, 1e-300) work on S / max|S| so the squared
+    # distances cannot overflow or underflow; the scale comes back in the median distance.
+    # (Data of ordinary magnitude is left untouched, so its gamma is the same to the bit.)
+    big = float(np.max(np.abs(S))) if S.size else 0.0
+    if big > 0.0 and not 1e-100 < big < 1e100:
+        S = S / big
+    else:
+        big = 1.0
     sq = np.einsum("ij,ij->i", S, S)
     iu = np.triu_indices(m, k=1)
     if iu[0].size == 0:
         return 1.0 / d
     d2 = sq[:, None] + sq[None, :] - 2.0 * (S @ S.T)
-    med = float(np.sqrt(max(np.median(d2[iu]), 0.0)))
+    med = big * float(np.sqrt(max(np.median(d2[iu]), 0.0)))
     if med == 0.0:
         return 1.0 / d
-    sigma = scale * med
-    return 1.0 / (2.0 * sigma * sigma)
+    sigma = np.float64(scale) * med
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        gamma = float(1.0 / (2.0 * sigma * sigma))
+    if not (np.isfinite(gamma) and gamma > 0.0):
+        raise ValueError(f"the median heuristic gives gamma = 1/(2 * {sigma:.3g}^2), which is not a "
+                         f"representable positive number: the features are of extreme magnitude; "
+                         f"scale them (FeatureScaler, --scale) or pass gamma explicitly")
+    return gamma
 
 
 def resolve_gamma(gamma, X, seed=0, scale=1.0):

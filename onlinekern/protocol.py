@@ -109,7 +109,7 @@ def run_online(learner, X, y, seed=None, run=0, checkpoints="default", classes=N
     if reset:
         learner._reset()
     if "core_" not in learner.__dict__:
-        learner._initialize(X, y, classes)
+        learner._initialize(X, y, classes, n_stream=n)
     core = learner.core_
     core.set_threads(learner._n_threads())
     order = None if seed is None else permutation(seed, run, n)
@@ -279,7 +279,7 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
     if fresh:
         # Nothing of X but its width is used by _initialize once gamma is numeric
         # (_make_core takes X but no learner reads it), so an empty matrix stands in.
-        learner._initialize(sp.csr_matrix((0, n_features)), np.zeros(0), classes)
+        learner._initialize(sp.csr_matrix((0, n_features)), np.zeros(0), classes, n_stream=n_examples)
     core = learner.core_
     core.set_threads(learner._n_threads())
     C = core.n_outputs

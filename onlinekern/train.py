@@ -333,6 +333,13 @@ def _main(argv):
         entry.update(res.to_dict(with_curve=True))
         if getattr(learner_r, "gamma_", None) is not None:
             entry["gamma_"] = float(learner_r.gamma_)
+        clips = int(getattr(learner_r, "n_rho_clips_", 0))
+        if clips:
+            # the overflow guard bound: the run is finite, but say so (README, numerical safety)
+            entry["n_rho_clips_"] = clips
+            print(f"{PROG}: warning: run {r + 1}: {clips} log-bandwidth updates were clipped by the "
+                  f"overflow guard (rho within rho_0 +- ln 1e8); a smaller --eta-gamma may suit the data better",
+                  file=sys.stderr)
         if Xt is not None:
             entry["test"] = _test_error(learner_r, Xt, yt, task)
         results.append(entry)

@@ -320,14 +320,19 @@ def test_dualsgd_hinge_merges_the_oldest():
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_dualsgd_lambda_default(loss):
-    """lam=None: 1e-4, or 2/horizon when the horizon is given (§3.11)."""
+    """lam=None: 2/T when T is known (horizon, else the stream given to run_online / fit),
+    1e-4 when it is not (partial_fit on a fresh model) (§3.11)."""
     X, y = make_data("binary", seed=15)
     p = dict(budget=20, k_merge=5, n_components=16, gamma=0.3, loss=loss)
-    _, a = online(ok.DualSGD(**p), X, y)
-    _, b = online(ok.DualSGD(lam=1e-4, **p), X, y)
+    _, a = online(ok.DualSGD(**p), X, y)                    # T = 200 rows
+    _, b = online(ok.DualSGD(lam=2 / 200, **p), X, y)
     np.testing.assert_array_equal(a, b)
-    _, c = online(ok.DualSGD(horizon=200, **p), X, y)
-    _, d = online(ok.DualSGD(lam=0.01, **p), X, y)
+    fresh = ok.DualSGD(**p).partial_fit(X, y, classes=np.unique(y))
+    assert fresh.core_.lam == 1e-4 and fresh.horizon_ is None
+    np.testing.assert_array_equal(fresh.decision_function(X),
+                                  ok.DualSGD(lam=1e-4, **p).fit(X, y).decision_function(X))
+    _, c = online(ok.DualSGD(horizon=1000, **p), X, y)
+    _, d = online(ok.DualSGD(lam=0.002, **p), X, y)
     np.testing.assert_array_equal(c, d)
     _, e = online(ok.DualSGD(lam=0.5, horizon=200, **p), X, y)         # an explicit lam wins
     _, f = online(ok.DualSGD(lam=0.5, **p), X, y)
@@ -382,7 +387,8 @@ LEARNERS = {
     "nogd-mc-avg": ("multiclass", lambda: ok.NOGD(budget=15, rank=15, gamma=0.3, loss="logistic", average=True)),
     "nogd-reg": ("regression", lambda: ok.NOGD(budget=15, rank=5, gamma=0.3, loss="epsilon-insensitive")),
     "dualsgd-bin": ("binary", lambda: ok.DualSGD(budget=15, k_merge=4, n_components=16, gamma=0.3, lam=0.02)),
-    "dualsgd-mc": ("multiclass", lambda: ok.DualSGD(budget=15, k_merge=4, n_components=16, gamma=0.3, loss="hinge")),
+    "dualsgd-mc": ("multiclass", lambda: ok.DualSGD(budget=15, k_merge=4, n_components=16, gamma=0.3, loss="hinge",
+                                                     horizon=200)),
     "dualsgd-reg": ("regression", lambda: ok.DualSGD(budget=15, k_merge=4, n_components=16, gamma=0.3, loss="squared",
                                                     lam=0.05, maintenance="removal")),
 }

@@ -12,7 +12,8 @@ from onlinekern.train import main as train_main
 @pytest.fixture(scope="module")
 def regression():
     # Targets of size ~1-3 with features of order 1: DualSGD's Pegasos coefficients
-    # -g/(lam t) with the default lam = 1e-4 blow up under the unbounded squared loss.
+    # -g/(lam t) with lam = 1e-4 (its default when the stream length is unknown) blow up under
+    # the unbounded squared loss.
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 5))
     y = X @ rng.standard_normal(5)
@@ -20,7 +21,7 @@ def regression():
 
 
 def _dualsgd():
-    return ok.make_learner("dualsgd-l2", n_threads=1)
+    return ok.make_learner("dualsgd-l2", lam=1e-4, n_threads=1)
 
 
 def test_dualsgd_l2_raises_divergence_error_with_the_index(regression):
@@ -74,7 +75,7 @@ def test_cli_exits_1_with_one_line(regression, tmp_path, capsys):
     X, y = regression
     path = tmp_path / "reg.libsvm"
     ok.save_libsvm(path, X, y)
-    status = train_main(["-a", "dualsgd-l2", str(path), "-q", "-j", "1"])
+    status = train_main(["-a", "dualsgd-l2", str(path), "--lam", "1e-4", "-q", "-j", "1"])
     out = capsys.readouterr()
     assert status == 1
     lines = out.err.strip().splitlines()

@@ -235,10 +235,14 @@ def test_fenwick_sampler_matches_inverse_cdf_and_frequencies():
 
 def test_default_eta_and_required_horizon():
     X, y = make_data("regression", T=20)
+    # T unknown (partial_fit on a fresh model): eta or horizon is required
     with pytest.raises(ValueError, match="horizon"):
-        ok.ShrinkingGradient().fit(X, y)
+        ok.ShrinkingGradient().partial_fit(X, y)
     L = ok.ShrinkingGradient(horizon=400, norm_bound=2.0).fit(X, y)
     assert L.eta_ == 0.1 and L.core_.eta == 0.1
+    # fit knows T = 20 rows: eta = B / sqrt(T) (Theorem 1)
+    L = ok.ShrinkingGradient(norm_bound=2.0).fit(X, y)
+    assert L.horizon_ == 20 and L.core_.eta == 2.0 / np.sqrt(20)
     for bad in [dict(eta=0.1, feature="cosine"), dict(eta=0.1, n_samples=0), dict(eta=-1.0),
                 dict(eta=0.1, norm_bound=0), dict(horizon=0), dict(eta=0.1, exact_predict="yes")]:
         with pytest.raises(ValueError):
@@ -251,8 +255,11 @@ def test_registry_and_cli(tmp_path, capsys):
     path = tmp_path / "r.libsvm"
     ok.save_libsvm(path, X, y)
     assert main(["-a", "sg", str(path), "--horizon", "50", "--n-samples", "10", "-q"]) == 0
-    assert "RMSE" in capsys.readouterr().out
-    assert main(["-a", "sg", str(path), "-q"]) == 2        # neither --eta nor --horizon
+    with_horizon = capsys.readouterr().out
+    assert "RMSE" in with_horizon
+    # the CLI knows the file's length: the default horizon is its 50 rows
+    assert main(["-a", "sg", str(path), "--n-samples", "10", "-q"]) == 0
+    assert capsys.readouterr().out.split("RMSE")[1][:12] == with_horizon.split("RMSE")[1][:12]
 
 
 # --- state, chunks, threads, seeds ----------------------------------------------------------------

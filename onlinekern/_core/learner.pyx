@@ -22,15 +22,17 @@ class DivergenceError(FloatingPointError, ValueError):
     """A learner's score became NaN or infinite during training: the run was stopped.
 
     Raised by :meth:`LearnerCore.run` (so by ``fit``, ``partial_fit`` and ``run_online``) as
-    soon as the pre-update score of an example is not finite; continuing would only produce a
-    meaningless error rate.  It is a ``ValueError`` (the CLI reports it as a data error, exit
-    status 1) and a ``FloatingPointError``.
+    soon as the pre-update score of an example is not finite, or, in regression, its squared
+    error overflows; continuing would only produce a meaningless error rate.  Raised by
+    ``decision_function`` and ``predict`` too when a score is not finite, so no learner ever
+    returns a NaN or infinite prediction.  It is a ``ValueError`` (the CLI reports it as a data
+    error, exit status 1) and a ``FloatingPointError``.
 
     Attributes
     ----------
     index : int
-        1-based position, in the stream presented by this call, of the first example whose
-        score was not finite.
+        1-based position, in the stream (or the rows) presented by this call, of the first
+        example whose score was not finite.
     learner : str
         Name of the learner (its core class without the ``Core`` suffix).
     """
@@ -253,6 +255,11 @@ cdef class LearnerCore:
                     break
                 if self.task == TASK_REGRESSION:
                     diff = yi - f[0]
+                    # A finite score whose squared error overflows (|y - f| > 1e154) has
+                    # diverged just the same: an infinite RMSE would be a silent non-answer.
+                    if not isfinite(sq + diff * diff):
+                        diverged = True
+                        break
                     sq += diff * diff
                 elif is_mistake(self.task, f, yi, C):
                     n_mis += 1
@@ -281,8 +288,7 @@ cdef class LearnerCore:
         if status != 0:
             raise MemoryError("the learner could not allocate memory for its model")
         if diverged:
-            name = type(self).__name__
-            raise DivergenceError(int(t + 1), name[:-4] if name.endswith("Core") else name)
+            raise DivergenceError(int(t + 1), self._learner_name())
         return {"n_mistakes": int(n_mis), "sq_error": float(sq), "seconds": seconds, "n_done": int(t + 1 if n else 0),
                 "cp_mistakes": cp_mis[:k], "cp_sq_error": cp_sq[:k], "cp_size": cp_size[:k], "cp_seconds": cp_sec[:k]}
 
@@ -303,7 +309,19 @@ cdef class LearnerCore:
                     break
         if status != 0:
             raise MemoryError("the learner could not allocate scratch memory")
+        # Never hand out NaN or infinite predictions: a model that overflowed (a run that
+        # stopped with DivergenceError, or a hand-made state) says so instead.
+        if n and not np.isfinite(out).all():
+            i = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
+            name = self._learner_name()
+            raise DivergenceError(i + 1, name, f"{name} cannot predict: the score of row {i + 1} is not "
+                                  f"finite (NaN or infinity) because the model has overflowed; retrain "
+                                  f"with a smaller eta, a larger lam, or scaled data")
         return out
+
+    def _learner_name(self):
+        name = type(self).__name__
+        return name[:-4] if name.endswith("Core") else name
 
     # -- state for pickling and model files: plain dicts of numbers and arrays ----------------
     def get_state(self):

@@ -26,7 +26,7 @@ from onlinekern.io.atomic import atomic_write
 
 FORMAT = "onlinekern-model"
 VERSION = 1
-_FITTED = ("classes_", "task_", "gamma_", "n_features_in_")
+_FITTED = ("classes_", "task_", "gamma_", "horizon_", "n_features_in_")
 
 
 class ModelFormatError(ValueError):

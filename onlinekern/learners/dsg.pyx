@@ -950,12 +950,12 @@ class DSG(OnlineLearner):
             return "classification"
         return OnlineLearner._task_kind(self)
 
-    def _initialize(self, X, y, classes):
+    def _initialize(self, X, y, classes, n_stream=None):
         if self.novelty:
             if classes is not None and not np.isin(np.unique(classes), NOVELTY_CLASSES).all():
                 raise ValueError("novelty detection uses the labels +1 (inlier) and -1 (outlier)")
             classes = NOVELTY_CLASSES
-        OnlineLearner._initialize(self, X, y, classes)
+        OnlineLearner._initialize(self, X, y, classes, n_stream)
 
     def _novelty_y(self, X, y):
         if y is None:

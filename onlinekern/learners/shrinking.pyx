@@ -489,9 +489,10 @@ class ShrinkingGradient(KernelLearner):
         Estimator samples m per prediction (100; the theory's O(B^4 T log(BT)) has no practical
         value, §3.16).
     eta : float or None
-        Step size; None = B_n / sqrt(T) with T = ``horizon`` (Theorem 1).
+        Step size; None = B_n / sqrt(T) with T the stream length (Theorem 1).
     horizon : int or None
-        Stream length T for the default step; required when eta is None.
+        Stream length T for the default step (None: the rows given to ``fit`` or
+        ``run_online``; ``partial_fit`` on a fresh model then needs eta or horizon).
     exact_predict : bool
         Use the exact sum_i alpha_i k(x_i, x) instead of EST, in training and prediction (off).
         With a threshold never reached this is kernel OGD with the squared loss (§5.7).
@@ -541,9 +542,6 @@ class ShrinkingGradient(KernelLearner):
         _positive_int("n_samples", self.n_samples)
         if self.horizon is not None:
             _positive_int("horizon", self.horizon)
-        if self.eta is None and self.horizon is None:
-            raise ValueError("ShrinkingGradient needs eta, or horizon (the stream length T) for the "
-                             "default step eta = norm_bound / sqrt(T) (Theorem 1)")
         if not isinstance(self.exact_predict, (bool, np.bool_)):
             raise ValueError(f"exact_predict must be True or False, got {self.exact_predict!r}")
         if self.feature not in FEATURES:
@@ -553,10 +551,16 @@ class ShrinkingGradient(KernelLearner):
 
     @property
     def eta_(self):
-        """The step size in use: eta, or norm_bound / sqrt(horizon)."""
+        """The step size in use: eta, or norm_bound / sqrt(T) with T = horizon or the length of
+        the stream given to ``fit`` / ``run_online``."""
         if self.eta is not None:
             return float(self.eta)
-        return float(self.norm_bound) / float(np.sqrt(self.horizon))
+        T = self.__dict__.get("horizon_", self.horizon)
+        if T is None:
+            raise ValueError("ShrinkingGradient needs eta, or horizon (the stream length T) for the "
+                             "default step eta = norm_bound / sqrt(T) (Theorem 1); fit and run_online "
+                             "know T, partial_fit and unscanned streams do not")
+        return float(self.norm_bound) / float(np.sqrt(T))
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = ShrinkingCore()
