@@ -77,7 +77,7 @@ static int ok_vector_math(void) {
     double s[16];                                                                             \
     int i = 0, k;                                                                             \
     for (k = 0; k < 16; k++) s[k] = 0.0;                                                      \
-    for (; i + 16 <= n; i += 16)                                                              \
+    for (int q_ = 0; q_ < n / 16; q_++, i += 16)  /* counted loop: vectorises under -fwrapv */ \
         for (k = 0; k < 16; k++) s[k] += a[i + k] * b[i + k];                                 \
     for (k = 0; i + k < n; k++) s[k] += a[i + k] * b[i + k];                                  \
     for (k = 0; k < 8; k++) s[k] += s[k + 8];                                                 \
@@ -88,7 +88,7 @@ static int ok_vector_math(void) {
     double s[16], t;                                                                          \
     int i = 0, k;                                                                             \
     for (k = 0; k < 16; k++) s[k] = 0.0;                                                      \
-    for (; i + 16 <= n; i += 16)                                                              \
+    for (int q_ = 0; q_ < n / 16; q_++, i += 16)                                              \
         for (k = 0; k < 16; k++) { t = a[i + k] - b[i + k]; s[k] += t * t; }                 \
     for (k = 0; i + k < n; k++) { t = a[i + k] - b[i + k]; s[k] += t * t; }                  \
     for (k = 0; k < 8; k++) s[k] += s[k + 8];                                                 \
