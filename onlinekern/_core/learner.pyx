@@ -241,6 +241,14 @@ cdef class LearnerCore:
             for t in range(n):
                 i = ordp[t] if ordp != NULL else t
                 get_row(&rv, i, &xr, &xi, &nnz)
+                if ordp != NULL:
+                    # A permuted stream jumps around X: fetch the next rows' data (and the
+                    # offsets of the one after) while this example computes, so the cache
+                    # misses overlap the work (no effect on results).
+                    if t + 2 < n:
+                        prefetch_offsets(&rv, ordp[t + 2])
+                    if t + 1 < n:
+                        prefetch_row(&rv, ordp[t + 1])
                 yi = yv[i]
                 status = self.step(xr, xi, nnz, yi, f)
                 if status != 0:
