@@ -117,11 +117,16 @@ def bench_fogd(data, repeats, eta):
     return row
 
 
-def sklearn_chunks(X, y, n_components, predict, chunk=256, seed=0):
+SGD_DEFAULT = {"learning_rate": "constant", "eta0": 0.01, "alpha": 1e-6}
+
+
+def sklearn_chunks(X, y, n_components, predict, chunk=256, seed=0, gamma=0.5, sgd=None):
+    """RBFSampler + SGDClassifier(hinge).partial_fit in chunks (with ``predict``: each chunk is
+    predicted before it is learned, the first counting as all mistakes); (seconds, mistake %)."""
     from sklearn.kernel_approximation import RBFSampler
     from sklearn.linear_model import SGDClassifier
-    rbf = RBFSampler(gamma=0.5, n_components=n_components, random_state=seed).fit(X[:1])
-    clf = SGDClassifier(loss="hinge", learning_rate="constant", eta0=0.01, alpha=1e-6, random_state=seed)
+    rbf = RBFSampler(gamma=gamma, n_components=n_components, random_state=seed).fit(X[:1])
+    clf = SGDClassifier(loss="hinge", random_state=seed, **(SGD_DEFAULT if sgd is None else sgd))
     mistakes = 0
     t = time.perf_counter()
     for s in range(0, X.shape[0], chunk):
