@@ -1,4 +1,4 @@
-"""Pure-NumPy test oracles written from /work/shared/ALGORITHMS.md (not from the compiled code).
+"""Pure-NumPy test oracles written from ../shared/ALGORITHMS.md (not from the compiled code).
 
 Every oracle walks the stream in the given order and returns the *pre-update* score of each
 example (§1.2) plus the final model.  Targets are already encoded: binary y in {-1, +1},

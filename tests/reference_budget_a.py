@@ -1,5 +1,5 @@
 """Pure-NumPy oracles for RBP (§3.3), Forgetron (§3.4), Projectron/Projectron++ (§3.5) and BPAs
-(§3.6), written from /work/shared/ALGORITHMS.md (not from the compiled code).
+(§3.6), written from ../shared/ALGORITHMS.md (not from the compiled code).
 
 Conventions as in tests/reference.py: targets already encoded (binary +-1, multiclass class
 index, regression real), every oracle returns the *pre-update* score of each example.  The SV

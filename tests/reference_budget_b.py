@@ -1,5 +1,5 @@
 """Pure-NumPy oracles for BSGD (§3.7), BOGD/BOGD++ (§3.8) and kernel Pegasos (§5.1), written from
-/work/shared/ALGORITHMS.md, not from the compiled code.
+../shared/ALGORITHMS.md, not from the compiled code.
 
 Conventions as tests/reference.py: targets already encoded (binary +-1, multiclass class index,
 regression real), the *pre-update* score of every example is returned, coefficients are shrunk

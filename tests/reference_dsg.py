@@ -1,5 +1,5 @@
 """Pure-NumPy oracles of DSG (§3.13), UDSG (§3.14) and CDSG (§3.15), written from
-/work/shared/ALGORITHMS.md and the papers, not from the compiled code.
+../shared/ALGORITHMS.md and the papers, not from the compiled code.
 
 Blocks: E_j = counter_rng.normals(seed, DSG_BLOCK = 2, j, (d, F)) (the same function of (seed, j)
 as the compiled generator, §1.5), Omega_j = sqrt(2g) E_j, z_j(x) = F^{-1/2}[cos Omega_j^T x;

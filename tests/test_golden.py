@@ -28,7 +28,7 @@ import make_golden as mg                                    # noqa: E402
 
 GOLDEN_PATH = Path(os.environ.get("ONLINEKERN_GOLDEN", mg.GOLDEN))
 REGENERATE = ("if the change of results is intended (a bug fix, a new learner or default), run "
-              "`/work/venv/bin/python tools/make_golden.py` and say why in the commit message; "
+              "`python tools/make_golden.py` and say why in the commit message; "
               "performance work must not change results")
 
 try:
@@ -82,7 +82,7 @@ def expected(case, vector_math):
 
 
 def test_golden_file_present_and_consistent():
-    assert GOLDEN is not None, f"{GOLDEN_PATH} is missing: run `/work/venv/bin/python tools/make_golden.py`"
+    assert GOLDEN is not None, f"{GOLDEN_PATH} is missing: run `python tools/make_golden.py`"
     head = GOLDEN["header"]
     assert GOLDEN["format"] == mg.FORMAT and head["rtol"] == RTOL
     assert head["vector_math"] and head["scalar_level"] == 0
@@ -98,10 +98,10 @@ def test_every_registered_learner_and_task_has_a_golden_case():
     registered = {mg.case_id(n, t) for n, t in mg.registered_pairs()}
     missing = sorted(registered - set(CASES))
     stale = sorted(set(CASES) - registered)
-    assert not missing, (f"no golden results for {missing}: run `/work/venv/bin/python "
+    assert not missing, (f"no golden results for {missing}: run `python "
                          f"tools/make_golden.py` to add them (and commit tests/golden/results.json)")
     assert not stale, (f"golden cases of learners no longer registered: {stale}: run "
-                       f"`/work/venv/bin/python tools/make_golden.py`")
+                       f"`python tools/make_golden.py`")
 
 
 @pytest.mark.parametrize("case_id", sorted(CASES))

@@ -30,7 +30,8 @@ own vector loops over data that is already in L1).  Scalar libm calls (BSGD-M's 
 Gradient's cos, RRF's exp of a changed rho) are counted at the vector price: the bound is what
 the arithmetic would cost at peak, not what the current code's choice of routine costs.
 
-    python tools/bench_bounds.py --json /work/scratch/bounds/bounds.json
+    python tools/bench_bounds.py --json bounds.json      # measures the primitives first (~1 min)
+    python tools/bench_primitives.py --json prim.json && python tools/bench_bounds.py --primitives prim.json
     python tools/bench_bounds.py --only fogd,rbp --repeats 1
     python tools/bench_bounds.py --rows 20000          # cap every data set at 20,000 rows
 """
@@ -55,7 +56,6 @@ from onlinekern._core import counter_rng  # noqa: E402
 from onlinekern.preprocessing import FeatureScaler  # noqa: E402
 from bench import Data, machine  # noqa: E402  (tools/bench.py: the shared-data loader)
 
-DEFAULT_PRIMS = Path("/work/scratch/prim/primitives.json")
 LEVEL_LIMITS = (("L1", 48 * 1024), ("L2", 1024 * 1024), ("L3", 32 * 1024 * 1024), ("DRAM", float("inf")))
 STREAM_NAMES = {"L1": "stream read 16 KB (L1)", "L2": "stream read 256 KB (L2)",
                 "L3": "stream read 4 MB (L3)", "DRAM": "stream read 256 MB (DRAM)"}
@@ -72,8 +72,6 @@ def load_primitives(path):
     else:
         tmp = Path(tempfile.mkdtemp(prefix="bounds-prim-")) / "prim.json"
         script = REPO / "tools" / "bench_primitives.py"
-        if not script.exists():
-            script = Path("/work/main/tools/bench_primitives.py")
         subprocess.run([sys.executable, str(script), "--json", str(tmp)], check=True)
         doc = json.loads(tmp.read_text())
         src = f"{script} (run now)"
@@ -468,8 +466,8 @@ def fmt_n(v):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default="/work/shared/data")
-    ap.add_argument("--primitives", default=str(DEFAULT_PRIMS))
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--primitives", default=None, help="JSON of tools/bench_primitives.py (default: measure now)")
     ap.add_argument("--only", help="comma-separated learner names or families (e.g. fogd,rbp,dsg-logit)")
     ap.add_argument("--rows", type=int, help="cap every data set at this many rows")
     ap.add_argument("--repeats", type=int, default=3)

@@ -61,7 +61,7 @@ Using the figures (one thread, per example; ns_X = "ns per unit" of row X at the
 Commands::
 
     python tools/bench_primitives.py                        # portable build, ~1 min of CPU
-    python tools/bench_primitives.py --native --json /work/scratch/prim/primitives.json
+    python tools/bench_primitives.py --native --json primitives.json
     python tools/bench_primitives.py --target-ms 5 --reps 3 --no-python   # quick smoke run
 """
 import argparse

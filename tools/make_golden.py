@@ -22,8 +22,8 @@ same build gives the identical file; it is written atomically.
 
 Usage::
 
-    /work/venv/bin/python tools/make_golden.py            # (re)write tests/golden/results.json
-    /work/venv/bin/python tools/make_golden.py --check    # same numbers as the file? (no write)
+    python tools/make_golden.py            # (re)write tests/golden/results.json
+    python tools/make_golden.py --check    # same numbers as the file? (no write)
 
 Regenerate only when a change of results is intended (a bug fix, a new learner), and say so in
 the commit message: the file is the "before" state every later change is compared to.

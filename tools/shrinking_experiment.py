@@ -46,9 +46,9 @@ What the paper states (Section 6) and what this script adds where it is silent:
 
 Usage::
 
-    /work/venv/bin/python tools/shrinking_experiment.py                 # coordinate setting (paper)
-    /work/venv/bin/python tools/shrinking_experiment.py --setting fourier
-    /work/venv/bin/python tools/shrinking_experiment.py --quick         # a smoke run
+    python tools/shrinking_experiment.py                 # coordinate setting (paper)
+    python tools/shrinking_experiment.py --setting fourier
+    python tools/shrinking_experiment.py --quick         # a smoke run
 
 Writes ``shrinking_fig1_<setting>.png`` (loss vs D), ``shrinking_budget_<setting>.png`` (loss vs
 budget at D = ``--budget-dim``) and ``shrinking_<setting>.json`` into ``--out``.
