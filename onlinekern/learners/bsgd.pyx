@@ -34,12 +34,13 @@ result depend on how the shrink is stored.  onlinekern decides them as exact ari
 The merged SV replaces x_{m*} in place (it keeps m*'s insertion rank, as in BudgetedSVM), so the
 insertion order of the store is the list order of the reference implementation.
 """
-from libc.math cimport pow, fabs, sqrt, isfinite
+from libc.math cimport fabs, sqrt, isfinite
 from cython.parallel cimport prange
 
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
 from onlinekern._core.support cimport KernelCore
 from onlinekern._core.losses cimport TaskLoss
+from onlinekern._core.vmath cimport ok_vexp, ok_sqdist
 
 import numbers
 
@@ -66,81 +67,149 @@ cdef int MAX_SECTIONS = 400                     # safety net: tol is validated >
 
 # --- the merge problem of §3.7 (nogil; also exposed to Python for the §5.13 test) ----------------
 
-cdef inline double merge_objective(double kappa, double a1, double a2, double h, double* size) noexcept nogil:
-    """J(h) = -(a1 kappa^((1-h)^2) + a2 kappa^(h^2)); size = |a1| kappa^.. + |a2| kappa^.."""
-    cdef double t1 = pow(kappa, (1.0 - h) * (1.0 - h)), t2 = pow(kappa, h * h)
-    size[0] = fabs(a1) * t1 + fabs(a2) * t2
-    return -(a1 * t1 + a2 * t2)
+cdef inline double kpow(double e, double lk) noexcept nogil:
+    """The exponent of kappa^e = exp(e ln kappa), with kappa^0 = 1 also when kappa = 0."""
+    return 0.0 if e == 0.0 else e * lk
 
 
-cdef double golden_section(double kappa, double a1, double a2, double lo, double hi, double tol) noexcept nogil:
-    """Minimise J on [lo, hi] by golden-section search; stop when the bracket width < 2 tol and
-    return its midpoint (§3.7; the loop of BudgetedSVM's goldenSectionSearch)."""
-    cdef double p = hi - GOLDEN * (hi - lo), q = lo + GOLDEN * (hi - lo)
-    cdef double sp, sq
-    cdef double fp = merge_objective(kappa, a1, a2, p, &sp)
-    cdef double fq = merge_objective(kappa, a1, a2, q, &sq)
+cdef void eval_J(Py_ssize_t n, const double* lk, const double* a1, const double* a2, const double* h,
+                 double* f, double* size, double* e) noexcept nogil:
+    """J(h_i) = -(a1_i kappa_i^((1-h_i)^2) + a2_i kappa_i^(h_i^2)) and size_i = |a1_i| kappa^.. +
+    |a2_i| kappa^.. for n lanes at once: the 2n powers kappa^e = exp(e ln kappa) go through one
+    vector exp (e: scratch of 2n)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        e[i] = kpow((1.0 - h[i]) * (1.0 - h[i]), lk[i])
+        e[n + i] = kpow(h[i] * h[i], lk[i])
+    ok_vexp(e, e, <int>(2 * n))
+    for i in range(n):
+        size[i] = fabs(a1[i]) * e[i] + fabs(a2[i]) * e[n + i]
+        f[i] = -(a1[i] * e[i] + a2[i] * e[n + i])
+
+
+cdef void golden_lanes(Py_ssize_t n, const double* lk, const double* a1, const double* a2,
+                       double* lo, double* hi, double tol, double* w) noexcept nogil:
+    """Minimise J_i on [lo_i, hi_i] by golden-section search for n independent lanes in lockstep
+    (§3.7; the loop of BudgetedSVM's goldenSectionSearch): each lane makes exactly the decisions
+    of the one-pair search -- fp <= fq (+ the J_TIE_RTOL tie band) keeps the left part -- and
+    stops when its bracket is narrower than 2 tol; every round evaluates the new probe points of
+    all lanes with one vector exp.  On return lo_i and hi_i hold the final bracket (h_i is its
+    midpoint).  w: scratch of 12 n doubles.  The lanes never interact, so any split of the
+    candidates into blocks (threads) gives the same bits."""
+    cdef double* p = w
+    cdef double* q = w + n
+    cdef double* fp = w + 2 * n
+    cdef double* fq = w + 3 * n
+    cdef double* sp = w + 4 * n
+    cdef double* sq = w + 5 * n
+    cdef double* pt = w + 6 * n              # the new probe point of each lane
+    cdef double* side = w + 7 * n            # 0: it replaces p, 1: q, -1: lane finished
+    cdef double* e = w + 8 * n               # 2n: eval_J's exponents
+    cdef double* fn = w + 10 * n             # J and size at the new probe points
+    cdef double* sn = w + 11 * n
+    cdef Py_ssize_t i
     cdef int it = 0
-    while hi - lo >= 2.0 * tol and it < MAX_SECTIONS:
-        if fp <= fq + J_TIE_RTOL * (sp + sq):
-            hi = q
-            q = p
-            fq = fp
-            sq = sp
-            p = hi - GOLDEN * (hi - lo)
-            fp = merge_objective(kappa, a1, a2, p, &sp)
-        else:
-            lo = p
-            p = q
-            fp = fq
-            sp = sq
-            q = lo + GOLDEN * (hi - lo)
-            fq = merge_objective(kappa, a1, a2, q, &sq)
+    cdef bint busy, act, left
+    cdef double nlo, nhi, np_, nq, nfp, nsp
+    for i in range(n):
+        p[i] = hi[i] - GOLDEN * (hi[i] - lo[i])
+        q[i] = lo[i] + GOLDEN * (hi[i] - lo[i])
+    eval_J(n, lk, a1, a2, p, fp, sp, e)
+    eval_J(n, lk, a1, a2, q, fq, sq, e)
+    while it < MAX_SECTIONS:
+        busy = False
+        # branch-free (the decisions are data-dependent coin flips a branch predictor cannot
+        # learn): every lane computes both moves and keeps one; same arithmetic as the one-pair
+        # search, so the same bits
+        for i in range(n):
+            act = hi[i] - lo[i] >= 2.0 * tol
+            left = fp[i] <= fq[i] + J_TIE_RTOL * (sp[i] + sq[i])
+            busy = busy | act
+            nlo = lo[i] if left else p[i]
+            nhi = q[i] if left else hi[i]
+            np_ = (nhi - GOLDEN * (nhi - nlo)) if left else q[i]
+            nq = p[i] if left else (nlo + GOLDEN * (nhi - nlo))
+            nfp = fp[i] if left else fq[i]            # the kept probe's J (the new one comes below)
+            nsp = sp[i] if left else sq[i]
+            pt[i] = (np_ if left else nq) if act else p[i]
+            side[i] = (0.0 if left else 1.0) if act else -1.0
+            lo[i] = nlo if act else lo[i]
+            hi[i] = nhi if act else hi[i]
+            p[i] = np_ if act else p[i]
+            q[i] = nq if act else q[i]
+            # left: q takes p's place, so fq <- fp; right: p takes q's place, so fp <- fq
+            fq[i] = nfp if (act and left) else fq[i]
+            sq[i] = nsp if (act and left) else sq[i]
+            fp[i] = nfp if (act and not left) else fp[i]
+            sp[i] = nsp if (act and not left) else sp[i]
+        if not busy:
+            break
+        # the J of every new probe point; finished lanes compute a value nobody reads
+        eval_J(n, lk, a1, a2, pt, fn, sn, e)
+        for i in range(n):
+            fp[i] = fn[i] if side[i] == 0.0 else fp[i]
+            sp[i] = sn[i] if side[i] == 0.0 else sp[i]
+            fq[i] = fn[i] if side[i] == 1.0 else fq[i]
+            sq[i] = sn[i] if side[i] == 1.0 else sq[i]
         it += 1
-    return 0.5 * (lo + hi)
 
 
-cdef double merge_pair(double kappa, const double* cm, double sm, const double* cn, double sn, int C,
-                       double tol, double* out) noexcept nogil:
-    """Merge SV m (alpha_m = sm * cm[0:C]) with SV n (alpha_n = sn * cn[0:C]) at kernel value kappa.
-
-    out[0:6] = h, a1, a2, lo, hi, (unused); returns the degradation
-    L = sum_c alpha_mc^2 + alpha_nc^2 + 2 kappa alpha_mc alpha_nc - alpha_zc^2 with
-    alpha_z = alpha_m kappa^((1-h)^2) + alpha_n kappa^(h^2).
-    """
+cdef inline void merge_coefficients(const double* cm, double sm, const double* cn, double sn, int C,
+                                    double* a1, double* a2, double* lo, double* hi) noexcept nogil:
+    """a1 = sum_c alpha_mc / (alpha_mc + alpha_nc), a2 likewise (alpha_m = sm cm, alpha_n = sn cn),
+    and the bracket of §3.7."""
     cdef int c
-    cdef double am, an, den, a1 = 0.0, a2 = 0.0, lo, hi, h, k1, k2, az, L = 0.0
+    cdef double am, an, den
+    a1[0] = 0.0
+    a2[0] = 0.0
     for c in range(C):
         am = sm * cm[c]
         an = sn * cn[c]
         den = am + an
         if fabs(den) <= CANCEL_RTOL * (fabs(am) + fabs(an)):
             den = ZERO_DENOMINATOR
-        a1 = a1 + am / den
-        a2 = a2 + an / den
-    if a1 * a2 > 0.0:
-        lo = 0.0
-        hi = 1.0
-    elif a1 > 0.0:
-        lo = 1.0
-        hi = 6.0
+        a1[0] = a1[0] + am / den
+        a2[0] = a2[0] + an / den
+    if a1[0] * a2[0] > 0.0:
+        lo[0] = 0.0
+        hi[0] = 1.0
+    elif a1[0] > 0.0:
+        lo[0] = 1.0
+        hi[0] = 6.0
     else:
-        lo = -5.0
-        hi = 0.0
-    h = golden_section(kappa, a1, a2, lo, hi, tol)
-    k1 = pow(kappa, (1.0 - h) * (1.0 - h))
-    k2 = pow(kappa, h * h)
+        lo[0] = -5.0
+        hi[0] = 0.0
+
+
+cdef inline double merge_loss(const double* cm, double sm, const double* cn, double sn, int C,
+                              double kappa, double k1, double k2) noexcept nogil:
+    """L = sum_c alpha_mc^2 + alpha_nc^2 + 2 kappa alpha_mc alpha_nc - alpha_zc^2, with
+    alpha_z = alpha_m kappa^((1-h)^2) + alpha_n kappa^(h^2) = alpha_m k1 + alpha_n k2."""
+    cdef int c
+    cdef double am, an, az, L = 0.0
     for c in range(C):
         am = sm * cm[c]
         an = sn * cn[c]
         az = am * k1 + an * k2
         L = L + (am * am + an * an + 2.0 * kappa * am * an - az * az)
-    out[0] = h
-    out[1] = a1
-    out[2] = a2
-    out[3] = lo
-    out[4] = hi
     return L
+
+
+cdef void finish_lanes(Py_ssize_t n, const double* lk, const double* lo, const double* hi, double* h,
+                       double* k1, double* k2, double* kappa, double* e) noexcept nogil:
+    """h_i = the bracket midpoint, k1_i = kappa_i^((1-h_i)^2), k2_i = kappa_i^(h_i^2) and kappa_i
+    itself, through one vector exp (e: scratch of 3n)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        h[i] = 0.5 * (lo[i] + hi[i])
+        e[i] = kpow((1.0 - h[i]) * (1.0 - h[i]), lk[i])
+        e[n + i] = kpow(h[i] * h[i], lk[i])
+        e[2 * n + i] = lk[i]
+    ok_vexp(e, e, <int>(3 * n))
+    for i in range(n):
+        k1[i] = e[i]
+        k2[i] = e[n + i]
+        kappa[i] = e[2 * n + i]
 
 
 def merge_search(kappa, alpha_m, alpha_n, tol=1e-4):
@@ -165,19 +234,26 @@ def merge_search(kappa, alpha_m, alpha_n, tol=1e-4):
         raise ValueError(f"kappa must lie in [0, 1], got {kappa!r}")
     if not (isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive finite number, got {tol!r}")
-    out = np.zeros(6)
-    cdef double[::1] ov = out
-    cdef double L = merge_pair(kappa, &am[0], 1.0, &an[0], 1.0, <int>am.shape[0], tol, &ov[0])
-    h = out[0]
+    cdef int C = <int>am.shape[0]
+    cdef double lk = np.log(kappa) if kappa > 0 else -np.inf
+    cdef double a1, a2, lo, hi, h, k1, k2, kap
+    cdef double[::1] w = np.zeros(12)
+    merge_coefficients(&am[0], 1.0, &an[0], 1.0, C, &a1, &a2, &lo, &hi)
+    cdef double lo0 = lo, hi0 = hi
+    golden_lanes(1, &lk, &a1, &a2, &lo, &hi, tol, &w[0])
+    finish_lanes(1, &lk, &lo, &hi, &h, &k1, &k2, &kap, &w[0])
     a_m, a_n = np.asarray(am), np.asarray(an)
-    alpha_z = a_m * kappa ** ((1.0 - h) ** 2) + a_n * kappa ** (h * h)
-    return {"h": h, "a1": out[1], "a2": out[2], "lo": out[3], "hi": out[4], "alpha_z": alpha_z, "loss": L}
+    return {"h": h, "a1": a1, "a2": a2, "lo": lo0, "hi": hi0, "alpha_z": a_m * k1 + a_n * k2,
+            "loss": merge_loss(&am[0], 1.0, &an[0], 1.0, C, kappa, k1, k2)}
 
 
 def merge_objective_value(h, kappa, a1, a2):
-    """J(h) of §3.7 (tests)."""
-    cdef double size
-    return merge_objective(kappa, a1, a2, h, &size)
+    """J(h) of §3.7 (tests), through the learner's own evaluation."""
+    cdef double lk = np.log(kappa) if kappa > 0 else -np.inf
+    cdef double hh = h, b1 = a1, b2 = a2, f, size
+    cdef double e[2]
+    eval_J(1, &lk, &b1, &b2, &hh, &f, &size, e)
+    return f
 
 
 # --- the learner core --------------------------------------------------------------------------
@@ -189,7 +265,10 @@ cdef class BSGDCore(KernelCore):
     cdef public TaskLoss loss
     cdef object buf_                  # scratch arrays below (kept alive here)
     cdef double* z                    # d: the merged point
-    cdef double* cand                 # (B + 1) * 2: h and L of each merge candidate
+    cdef double* lane                 # 10 (B + 1): per merge candidate ln kappa, a1, a2, lo, hi,
+                                      # h, k1, k2, kappa, L (structure of arrays)
+    cdef double* work                 # 12 (B + 1): golden_lanes / finish_lanes scratch
+    cdef Py_ssize_t lcap              # B + 1
     cdef double* norms                # B + 1: ||alpha_i||^2
     cdef double* az                   # C: alpha of the merged SV
     cdef public long long n_maintenance   # budget maintenance steps so far
@@ -208,13 +287,15 @@ cdef class BSGDCore(KernelCore):
         self.maintenance = maintenance
         self.lam = lam
         self.merge_tol = merge_tol
-        self.buf_ = (np.zeros(self.n_features), np.zeros(2 * (budget + 1)), np.zeros(budget + 1),
-                     np.zeros(self.n_outputs))
-        cdef double[::1] a = self.buf_[0], b = self.buf_[1], c = self.buf_[2], e = self.buf_[3]
+        self.lcap = budget + 1
+        self.buf_ = (np.zeros(self.n_features), np.zeros(10 * self.lcap), np.zeros(budget + 1),
+                     np.zeros(self.n_outputs), np.zeros(12 * self.lcap))
+        cdef double[::1] a = self.buf_[0], b = self.buf_[1], c = self.buf_[2], e = self.buf_[3], f = self.buf_[4]
         self.z = &a[0]
-        self.cand = &b[0]
+        self.lane = &b[0]
         self.norms = &c[0]
         self.az = &e[0]
+        self.work = &f[0]
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* g = self.grad_buf
@@ -278,29 +359,30 @@ cdef class BSGDCore(KernelCore):
             self.merge(self.oldest_of_min(self.sv.n))
 
     cdef void merge(self, Py_ssize_t m) noexcept nogil:
-        cdef Py_ssize_t n = self.sv.n, i, best = -1
+        cdef Py_ssize_t n = self.sv.n, i, best = -1, ch, nch = 1
         cdef int c, C = self.n_outputs, dd = self.n_features
-        cdef double h, k1, k2, kappa
+        cdef double h, k1, k2
         cdef double* xm
         cdef double* xn
-        # every candidate partner is independent: split them over threads when worth it; the
-        # argmin below runs serially in slot order, so the result never depends on the threads
+        cdef double* L = self.lane + 9 * self.lcap
+        # every candidate partner is independent: split them over threads when worth it (the
+        # lanes never interact, so the blocks give the same bits as one); the argmin below runs
+        # serially in slot order, so the result never depends on the threads
         if self.n_threads > 1 and n * (dd + 64) >= self.sv.par_threshold:
-            for i in prange(n, num_threads=self.n_threads, schedule="static"):
-                self.candidate(m, i)
+            nch = self.n_threads
+        if nch > 1:
+            for ch in prange(nch, num_threads=self.n_threads, schedule="static"):
+                self.candidates(m, ch * n // nch, (ch + 1) * n // nch)
         else:
-            for i in range(n):
-                self.candidate(m, i)
+            self.candidates(m, 0, n)
         for i in range(n):
             if i == m:
                 continue
-            if best < 0 or self.cand[2 * i + 1] < self.cand[2 * best + 1] or (
-                    self.cand[2 * i + 1] == self.cand[2 * best + 1] and self.sv.stamp[i] < self.sv.stamp[best]):
+            if best < 0 or L[i] < L[best] or (L[i] == L[best] and self.sv.stamp[i] < self.sv.stamp[best]):
                 best = i
-        h = self.cand[2 * best]
-        kappa = self.sv.kernel_sv(m, best)
-        k1 = pow(kappa, (1.0 - h) * (1.0 - h))
-        k2 = pow(kappa, h * h)
+        h = self.lane[5 * self.lcap + best]
+        k1 = self.lane[6 * self.lcap + best]
+        k2 = self.lane[7 * self.lcap + best]
         for c in range(C):
             self.az[c] = self.sv.alpha(m, c) * k1 + self.sv.alpha(best, c) * k2
         xm = self.sv.row(m)
@@ -311,14 +393,32 @@ cdef class BSGDCore(KernelCore):
         self.sv.remove(best)
         self.n_merges += 1
 
-    cdef void candidate(self, Py_ssize_t m, Py_ssize_t i) noexcept nogil:
-        cdef double out[6]
-        cdef int C = self.n_outputs
-        if i == m:
-            return
-        self.cand[2 * i + 1] = merge_pair(self.sv.kernel_sv(m, i), self.sv.coef + m * C, self.sv.scale,
-                                          self.sv.coef + i * C, self.sv.scale, C, self.merge_tol, out)
-        self.cand[2 * i] = out[0]
+    cdef void candidates(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """Merge candidates a..b-1 (partners of SV m): ln kappa = -gamma ||x_m - x_i||^2 (the
+        exponent of kernel_sv), the golden-section search of all of them in lockstep, then h, k1,
+        k2, kappa and the degradation L of each (lane m is left with L unset)."""
+        cdef Py_ssize_t i, k = b - a, cap = self.lcap
+        cdef int C = self.n_outputs, d = self.n_features
+        cdef double* lk = self.lane
+        cdef double* cm = self.sv.coef + m * C
+        for i in range(a, b):
+            lk[i] = -self.sv.gamma * ok_sqdist(self.sv.X + m * d, self.sv.X + i * d, d)
+            if i == m:
+                lk[cap + i] = 0.0                          # an empty bracket: the lane idles
+                lk[2 * cap + i] = 0.0
+                lk[3 * cap + i] = 0.0
+                lk[4 * cap + i] = 0.0
+            else:
+                merge_coefficients(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
+                                   lk + cap + i, lk + 2 * cap + i, lk + 3 * cap + i, lk + 4 * cap + i)
+        golden_lanes(k, lk + a, lk + cap + a, lk + 2 * cap + a, lk + 3 * cap + a, lk + 4 * cap + a,
+                     self.merge_tol, self.work + 12 * a)
+        finish_lanes(k, lk + a, lk + 3 * cap + a, lk + 4 * cap + a, lk + 5 * cap + a, lk + 6 * cap + a,
+                     lk + 7 * cap + a, lk + 8 * cap + a, self.work + 12 * a)
+        for i in range(a, b):
+            if i != m:
+                lk[9 * cap + i] = merge_loss(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
+                                             lk[8 * cap + i], lk[6 * cap + i], lk[7 * cap + i])
 
     def get_state(self):
         st = KernelCore.get_state(self)
