@@ -85,13 +85,6 @@ SIMD_SENSITIVE = {
     # rows): scores 6.5e-12, decision values 1.9e-12.
     "projectronpp:binary": "K^-1 projection, cond(K) ~ 4e3: 6.5e-12",
     "projectronpp:multiclass": "K^-1 projection, cond(K) ~ 1.7e3: 1.25e-12",
-    # DualSGD logistic with the default lambda 1e-4: the Pegasos step 1/(lambda t) = 1e4/t times
-    # the logistic curvature (<= 1/4) exceeds 2 while t < ~1250, so the update map is expansive
-    # and any difference grows (1e-16 at t < 80, 3e-12 of the final decision values at t = 200,
-    # 1e-1 at t = 800 on a 1000-row run).  With lambda 1e-2 or the hinge loss (no curvature) the
-    # two levels stay within 1e-15: the algorithm's sensitivity, not an implementation error.
-    "dualsgd:multiclass": "expansive Pegasos steps (lambda 1e-4, logistic): decision 3.0e-12",
-    "dualsgd-logit:multiclass": "expansive Pegasos steps (lambda 1e-4, logistic): decision 3.3e-12",
 }
 
 
