@@ -47,16 +47,26 @@ cdef extern from *:
     void OK_PREFETCH(const void* p) noexcept nogil
 
 cdef inline void prefetch_row(const RowView* v, Py_ssize_t i) noexcept nogil:
-    """Ask for the first cache lines of row i (its offsets must be cached: see prefetch_offsets)."""
-    cdef Py_ssize_t a
+    """Ask for the cache lines of row i, up to 24 values (its offsets must be cached: see
+    prefetch_offsets); a row may start anywhere in a line, so its last value is asked for too."""
+    cdef Py_ssize_t a, b, k
     if v.dense:
-        OK_PREFETCH(v.data + i * v.d_in)
-        OK_PREFETCH(v.data + i * v.d_in + 8)
+        a = i * v.d_in
+        b = a + v.d_in
     else:
         a = v.indptr[i]
-        OK_PREFETCH(v.data + a)
-        OK_PREFETCH(v.data + a + 8)
-        OK_PREFETCH(v.indices + a)
+        b = v.indptr[i + 1]
+        if b > a:
+            OK_PREFETCH(v.indices + a)
+            OK_PREFETCH(v.indices + b - 1)
+    if b - a > 24:
+        b = a + 24
+    k = a
+    while k < b:
+        OK_PREFETCH(v.data + k)
+        k += 8
+    if b > a:
+        OK_PREFETCH(v.data + b - 1)
 
 cdef inline void prefetch_offsets(const RowView* v, Py_ssize_t i) noexcept nogil:
     if not v.dense:

@@ -249,6 +249,7 @@ cdef class LearnerCore:
                         prefetch_offsets(&rv, ordp[t + 2])
                     if t + 1 < n:
                         prefetch_row(&rv, ordp[t + 1])
+                        OK_PREFETCH(&yv[ordp[t + 1]])
                 yi = yv[i]
                 status = self.step(xr, xi, nnz, yi, f)
                 if status != 0:
