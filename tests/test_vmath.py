@@ -32,6 +32,38 @@ def test_values_do_not_depend_on_position_in_array():
             assert np.array_equal(vmath.exp(-a[lo:hi] ** 2), e_all[lo:hi])
 
 
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 100.0, 9.9e4, 1e6, 1e300])
+def test_cossin_accuracy_over_the_argument_range(scale):
+    """onlinekern's cos/sin kernel (one argument reduction for both) against libm: within
+    2.3e-16 absolute for |a| < 1e5; beyond, and for inf/NaN, the lanes take libm itself."""
+    a = np.random.default_rng(7).uniform(-scale, scale, 20011)
+    c, s = vmath.cossin(a)
+    np.testing.assert_allclose(c, np.cos(a), rtol=0, atol=2.3e-16)
+    np.testing.assert_allclose(s, np.sin(a), rtol=0, atol=2.3e-16)
+    # exact quadrant boundaries and their neighbours
+    k = np.arange(-40, 41)
+    for b in (k * np.pi / 2, np.nextafter(k * np.pi / 2, np.inf), np.nextafter(k * np.pi / 2, -np.inf)):
+        c, s = vmath.cossin(b)
+        np.testing.assert_allclose(c, np.cos(b), rtol=0, atol=2.3e-16)
+        np.testing.assert_allclose(s, np.sin(b), rtol=0, atol=2.3e-16)
+
+
+def test_cossin_big_and_special_lanes_do_not_affect_neighbours():
+    """A lane outside the kernel's range (libm) never changes its neighbours' values."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(0, 10, 64)
+    c0, s0 = vmath.cossin(a)
+    for special in (1e6, -3e9, np.inf, -np.inf, np.nan, 1e300):
+        b = a.copy()
+        b[5::9] = special
+        c, s = vmath.cossin(b)
+        keep = np.ones(64, bool)
+        keep[5::9] = False
+        assert np.array_equal(c[keep], c0[keep]) and np.array_equal(s[keep], s0[keep])
+        np.testing.assert_array_equal(c[~keep], np.cos(b[~keep]))
+        np.testing.assert_array_equal(s[~keep], np.sin(b[~keep]))
+
+
 def test_dot_accuracy():
     rng = np.random.default_rng(3)
     for n in (1, 7, 16, 17, 1000, 4099):
