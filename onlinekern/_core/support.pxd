@@ -52,3 +52,12 @@ cdef class KernelCore(LearnerCore):
     cdef void kernel_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil
 
 cdef double row_sqnorm(const double* x, int nnz) noexcept nogil
+
+cdef inline double sv_alpha(SupportSet sv, Py_ssize_t i, int c) noexcept nogil:
+    """alpha_ic = scale * coef_ic, inlined into the learners' loops (SupportSet.alpha is the
+    same value through a method call the C compiler cannot inline across modules)."""
+    return sv.scale * sv.coef[i * sv.C + c]
+
+cdef inline void sv_set_alpha(SupportSet sv, Py_ssize_t i, int c, double value) noexcept nogil:
+    """alpha_ic <- value (SupportSet.set_alpha, inlined)."""
+    sv.coef[i * sv.C + c] = value / sv.scale

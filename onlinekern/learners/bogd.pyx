@@ -21,7 +21,7 @@ Kernel OGD (§3.2) with a hard budget B kept by random removal with unbiased res
 from libc.math cimport sqrt, isfinite
 from libc.string cimport memmove
 
-from onlinekern._core.support cimport KernelCore
+from onlinekern._core.support cimport KernelCore, sv_alpha, sv_set_alpha
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.rng cimport RandomStream
 
@@ -172,7 +172,7 @@ cdef class BOGDCore(KernelCore):
                 slot = self.pos[j]
                 s = 0.0
                 for c in range(C):
-                    a = self.sv.alpha(slot, c)
+                    a = sv_alpha(self.sv, slot, c)
                     s = s + a * a
                 self.norms[j] = sqrt(s)                        # sqrt(k_jj) = 1
             clamped = nonuniform_probabilities(self.norms, n, self.p, &cp)
@@ -202,14 +202,14 @@ cdef class BOGDCore(KernelCore):
             else:
                 den = cp * self.norms[j]                       # = 1 - p_j before rounding
             for c in range(C):
-                a = self.sv.alpha(slot, c)
+                a = sv_alpha(self.sv, slot, c)
                 if a != 0.0:
                     a = a / den
                 if a > bound:
                     a = bound
                 elif a < -bound:
                     a = -bound
-                self.sv.set_alpha(slot, c, a)
+                sv_set_alpha(self.sv, slot, c, a)
         self.remove_position(r)                                # 7.
         self.n_removals += 1
 

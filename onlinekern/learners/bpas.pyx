@@ -19,7 +19,7 @@ beta_r = alpha_r k_rt + tau (e_y - e_s), the distance ||alpha_r||^2 + ||beta_r||
 multiclass margin of f - alpha_r k_rt + beta_r (its own runner-up).
 """
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS
-from onlinekern._core.support cimport KernelCore
+from onlinekern._core.support cimport KernelCore, sv_alpha
 from onlinekern._core.losses cimport runner_up
 
 import numbers
@@ -65,7 +65,7 @@ cdef class BPAsCore(KernelCore):
             return 0 if self.sv.append(x, idx, nnz, self.xsq, &b) >= 0 else -1
         for r in range(self.sv.n):
             krt = self.sv.k[r]
-            ar = self.sv.alpha(r, 0)
+            ar = sv_alpha(self.sv, r, 0)
             b = ar * krt + tau * y
             fr = f - ar * krt + b
             lr = 1.0 - y * fr
@@ -97,13 +97,13 @@ cdef class BPAsCore(KernelCore):
             krt = self.sv.k[r]
             dist = 0.0
             for k in range(C):
-                ar = self.sv.alpha(r, k)
+                ar = sv_alpha(self.sv, r, k)
                 self.beta[k] = ar * krt
                 self.fr[k] = out[k] - ar * krt
             self.beta[y] += tau
             self.beta[s] -= tau
             for k in range(C):
-                ar = self.sv.alpha(r, k)
+                ar = sv_alpha(self.sv, r, k)
                 self.fr[k] += self.beta[k]
                 dist += ar * ar + self.beta[k] * self.beta[k] - 2.0 * krt * ar * self.beta[k]
             lr = 1.0 - (self.fr[y] - self.fr[runner_up(self.fr, y, C)])

@@ -38,7 +38,7 @@ from libc.math cimport fabs, sqrt, isfinite
 from cython.parallel cimport prange
 
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
-from onlinekern._core.support cimport KernelCore
+from onlinekern._core.support cimport KernelCore, sv_alpha
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.vmath cimport ok_vexp, ok_sqdist
 
@@ -322,10 +322,27 @@ cdef class BSGDCore(KernelCore):
     cdef Py_ssize_t oldest_of_min(self, Py_ssize_t n) noexcept nogil:
         """argmin of self.norms[0:n], ties (relative NORM_TIE_RTOL) to the oldest SV."""
         cdef Py_ssize_t i, best = -1
-        cdef double vmin = self.norms[0], limit
-        for i in range(1, n):
-            if self.norms[i] < vmin:
-                vmin = self.norms[i]
+        cdef double vmin = self.norms[0], limit, m0, m1, m2, m3, v
+        # the minimum in four independent chains (a min is exact, so any order gives it)
+        m0 = m1 = m2 = m3 = vmin
+        i = 0
+        while i + 4 <= n:
+            v = self.norms[i]
+            m0 = v if v < m0 else m0
+            v = self.norms[i + 1]
+            m1 = v if v < m1 else m1
+            v = self.norms[i + 2]
+            m2 = v if v < m2 else m2
+            v = self.norms[i + 3]
+            m3 = v if v < m3 else m3
+            i += 4
+        while i < n:
+            v = self.norms[i]
+            m0 = v if v < m0 else m0
+            i += 1
+        m0 = m1 if m1 < m0 else m0
+        m2 = m3 if m3 < m2 else m2
+        vmin = m2 if m2 < m0 else m0
         limit = vmin + NORM_TIE_RTOL * vmin
         for i in range(n):
             if self.norms[i] <= limit and (best < 0 or self.sv.stamp[i] < self.sv.stamp[best]):
@@ -351,7 +368,7 @@ cdef class BSGDCore(KernelCore):
         for i in range(self.sv.n):
             s = 0.0
             for c in range(C):
-                s = s + self.sv.alpha(i, c) * self.sv.alpha(i, c)
+                s = s + sv_alpha(self.sv, i, c) * sv_alpha(self.sv, i, c)
             self.norms[i] = s                        # k(x_i, x_i) = 1 for the Gaussian kernel
         if self.maintenance == MAINTAIN_REMOVAL:
             self.sv.remove(self.oldest_of_min(self.sv.n))
@@ -384,7 +401,7 @@ cdef class BSGDCore(KernelCore):
         k1 = self.lane[6 * self.lcap + best]
         k2 = self.lane[7 * self.lcap + best]
         for c in range(C):
-            self.az[c] = self.sv.alpha(m, c) * k1 + self.sv.alpha(best, c) * k2
+            self.az[c] = sv_alpha(self.sv, m, c) * k1 + sv_alpha(self.sv, best, c) * k2
         xm = self.sv.row(m)
         xn = self.sv.row(best)
         for i in range(dd):

@@ -11,7 +11,7 @@ plus linear weights W on the random Fourier features z of the same kernel (§1.3
   5. Append (x_t, a_new).
 """
 from libc.math cimport sqrt
-from onlinekern._core.support cimport KernelCore
+from onlinekern._core.support cimport KernelCore, sv_alpha
 from onlinekern._core.features cimport RandomFourierMap
 from onlinekern._core.weights cimport ScaledWeights
 from onlinekern._core.losses cimport TaskLoss
@@ -102,7 +102,7 @@ cdef class DualSGDCore(KernelCore):
                 i = self.sel[a]
                 self.fmap.features(self.sv.row(i), self.dense_idx, self.n_features, NULL)
                 for c in range(C):
-                    coef = self.sv.alpha(i, c)
+                    coef = sv_alpha(self.sv, i, c)
                     if coef != 0.0:
                         self.W.axpy(c, coef * self.fmap.norm, self.fmap.cs)
             self.n_merged += cnt

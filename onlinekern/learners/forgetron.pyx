@@ -29,7 +29,7 @@ they are its largest and smallest components (sign(alpha_r) for binary and regre
 from libc.math cimport sqrt, fabs, NAN
 
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
-from onlinekern._core.support cimport KernelCore
+from onlinekern._core.support cimport KernelCore, sv_alpha
 from onlinekern.learners.perceptron cimport perceptron_update
 
 import numpy as np
@@ -111,14 +111,14 @@ cdef class ForgetronCore(KernelCore):
             yr = 0
             cr = 0
             for c in range(1, C):
-                if self.sv.alpha(r, c) > self.sv.alpha(r, yr):
+                if sv_alpha(self.sv, r, c) > sv_alpha(self.sv, r, yr):
                     yr = c
-                if self.sv.alpha(r, c) < self.sv.alpha(r, cr):
+                if sv_alpha(self.sv, r, c) < sv_alpha(self.sv, r, cr):
                     cr = c
-            delta = SQRT2 * self.sv.alpha(r, yr)
+            delta = SQRT2 * sv_alpha(self.sv, r, yr)
             mu = (self.fr[yr] - self.fr[cr]) / SQRT2 if yr != cr else 0.0
         else:
-            ar = self.sv.alpha(r, 0)
+            ar = sv_alpha(self.sv, r, 0)
             delta = fabs(ar)
             mu = self.fr[0] if ar >= 0.0 else -self.fr[0]
             if self.task == TASK_REGRESSION:

@@ -20,7 +20,7 @@ from libc.stdlib cimport realloc, free
 from cython.parallel cimport prange, threadid
 
 from onlinekern._core.learner cimport TASK_MULTICLASS
-from onlinekern._core.support cimport KernelCore, row_sqnorm
+from onlinekern._core.support cimport KernelCore, row_sqnorm, sv_alpha, sv_set_alpha
 from onlinekern._core.counter_rng cimport ok_uniform, ok_normals
 from onlinekern._core.vmath cimport ok_dot
 
@@ -223,7 +223,7 @@ cdef class ShrinkingCore(KernelCore):
             step >>= 1
         if pos >= n:                     # target reached the total through rounding
             pos = n - 1
-            while pos > 0 and self.sv.alpha(pos, c) == 0.0:
+            while pos > 0 and sv_alpha(self.sv, pos, c) == 0.0:
                 pos -= 1
         return pos
 
@@ -238,7 +238,7 @@ cdef class ShrinkingCore(KernelCore):
     cdef void _rebuild_tree(self, int c) noexcept nogil:
         cdef Py_ssize_t i
         for i in range(self.sv.n):
-            self.tree_set(i + 1, c, fabs(self.sv.alpha(i, c)))
+            self.tree_set(i + 1, c, fabs(sv_alpha(self.sv, i, c)))
 
     cdef void shrink(self, int c, double f) noexcept nogil:
         """alpha_c <- f alpha_c in O(1); renormalising (O(n)) when the scale underflows (§1.1)."""
@@ -246,7 +246,7 @@ cdef class ShrinkingCore(KernelCore):
         self.scale[c] *= f
         if self.scale[c] < RENORM:
             for i in range(self.sv.n):
-                self.sv.set_alpha(i, c, self.sv.alpha(i, c) * self.scale[c])
+                self.sv.set_alpha(i, c, sv_alpha(self.sv, i, c) * self.scale[c])
             self.scale[c] = 1.0
             self._rebuild_tree(c)
 
@@ -257,7 +257,7 @@ cdef class ShrinkingCore(KernelCore):
         cdef uint64_t base = <uint64_t>s * <uint64_t>self.stride
         cdef double u = ok_uniform(self.seed, ESTIMATOR, key1, base)
         cdef Py_ssize_t i = self.tree_find(c, u * self.total[c])
-        cdef double sgn = 1.0 if self.sv.alpha(i, c) > 0.0 else -1.0
+        cdef double sgn = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
         cdef double prod
         if self.feature == FEATURE_FOURIER:
             prod = fourier_product(self.seed, key1, base + 1, self.sqrt2g, self.sv.row(i), x, idx, nnz,
@@ -309,7 +309,7 @@ cdef class ShrinkingCore(KernelCore):
             for i in range(self.sv.n):                       # linear kernel x_i^T x
                 kv = query_dot(self.sv.row(i), x, idx, nnz, self.n_features)
                 for c in range(C):
-                    out[c] += self.sv.alpha(i, c) * kv
+                    out[c] += sv_alpha(self.sv, i, c) * kv
         for c in range(C):
             out[c] *= self.scale[c]
 
