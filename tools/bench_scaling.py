@@ -423,6 +423,18 @@ def report_sweep(out):
 
 # ---- figures -----------------------------------------------------------------------------------
 
+def _save(fig, axes, path, legend):
+    """Grid and legend on every axis, then write the figure; returns its path."""
+    import matplotlib.pyplot as plt
+    for ax in axes:
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(**legend)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plots(results, out_dir, info):
     import matplotlib
     matplotlib.use("Agg")
@@ -439,12 +451,7 @@ def plots(results, out_dir, info):
         ax.loglog(r["dims"], [ref * D / r["dims"][-1] for D in r["dims"]], "k:", label="slope 1 reference")
         ax.set(xlabel="random-feature frequencies D (2D weights per output)", ylabel="learning time per example (µs)",
                title=f"Time per example vs D — ijcnn1, first {r['rows']:,} rows, 1 thread\n{where}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        paths.append(out_dir / "scaling_D.png")
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+        paths.append(_save(fig, [ax], out_dir / "scaling_D.png", {}))
     if "B" in results:
         r = results["B"]
         fig, ax = plt.subplots(figsize=(10, 6))
@@ -461,12 +468,8 @@ def plots(results, out_dir, info):
         ax.loglog(bs, base * (bs / bs[0]) ** 2, "k--", lw=1, label="slope 2 reference")
         ax.set(xlabel="budget B (support vectors)", ylabel="learning time per example at full budget (µs)",
                title=f"Time per example vs budget — ijcnn1 (permutation 0), 1 thread, steady state\n{where}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        fig.tight_layout()
-        paths.append(out_dir / "scaling_B.png")
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+        paths.append(_save(fig, [ax], out_dir / "scaling_B.png",
+                           {"fontsize": 8, "loc": "center left", "bbox_to_anchor": (1.01, 0.5)}))
     if "t" in results:
         r = results["t"]
         mid = np.array(r["window_mid"])
@@ -484,13 +487,7 @@ def plots(results, out_dir, info):
                           f"{r['batch_size']}, 1 thread, {where}")
         axes[1].set(xlabel="examples seen t", ylabel="model size (random features = 2 × block size × blocks)",
                     title="model growth: UDSG/CDSG reuse blocks")
-        for ax in axes:
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-        fig.tight_layout()
-        paths.append(out_dir / "scaling_t.png")
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+        paths.append(_save(fig, axes, out_dir / "scaling_t.png", {"fontsize": 8}))
     return paths
 
 
