@@ -60,8 +60,9 @@ def test_cossin_big_and_special_lanes_do_not_affect_neighbours():
         keep = np.ones(64, bool)
         keep[5::9] = False
         assert np.array_equal(c[keep], c0[keep]) and np.array_equal(s[keep], s0[keep])
-        np.testing.assert_array_equal(c[~keep], np.cos(b[~keep]))
-        np.testing.assert_array_equal(s[~keep], np.sin(b[~keep]))
+        with np.errstate(invalid="ignore"):            # cos(inf) = NaN is the expected value
+            np.testing.assert_array_equal(c[~keep], np.cos(b[~keep]))
+            np.testing.assert_array_equal(s[~keep], np.sin(b[~keep]))
 
 
 def test_dot_accuracy():
