@@ -15,13 +15,19 @@
  * that draws both kinds from one (seed, stream, key1) must keep their element ranges apart (Shrinking
  * Gradient pads each sample to an even element for this).  The Python twin
  * (onlinekern._core.counter_rng) calls the same functions, so NumPy test
- * oracles see exactly these numbers.  Results depend only on libm's log/cos/sin/sqrt.
+ * oracles see exactly these numbers.
+ *
+ * Box-Muller runs on blocks of pairs through the dispatched vector kernels of ok_vmath.h (log,
+ * and cos/sin from one argument reduction): every element's value depends on its own Philox block
+ * only -- ok_normal(i) and ok_normals(...)[k] agree bit for bit at any position -- and, like
+ * cos/sin/exp, on the SIMD level (scalar libm at level 0, within a few ulp of it otherwise).
  */
 #ifndef OK_RNG_H
 #define OK_RNG_H
 
 #include <math.h>
 #include <stdint.h>
+#include "ok_vmath.h"
 
 #define OK_PHILOX_M0 0xD2511F53u
 #define OK_PHILOX_M1 0xCD9E8D57u
@@ -64,31 +70,58 @@ static inline double ok_uniform(uint64_t seed, uint32_t stream, uint64_t key1, u
     return (i & 1) ? ok_u53(b[2], b[3]) : ok_u53(b[0], b[1]);
 }
 
+#define OK_BM_CHUNK 64
+
+/* Box-Muller on m <= OK_BM_CHUNK pairs: u1 in (0, 1], u2 in [0, 1) -> (r cos t, r sin t) with
+ * r = sqrt(-2 log u1), t = 2 pi u2.  c/s receive the cosine and sine branches; u1 and u2 are
+ * overwritten. */
+static inline void ok_box_muller_(double *u1, double *u2, double *c, double *s, int m) {
+    ok_vlog(u1, u1, m);
+    for (int j = 0; j < m; j++) {
+        u1[j] = sqrt(-2.0 * u1[j]);
+        u2[j] = 6.283185307179586 * u2[j];
+    }
+    ok_vcossin(u2, c, s, m);
+    for (int j = 0; j < m; j++) {
+        c[j] = u1[j] * c[j];
+        s[j] = u1[j] * s[j];
+    }
+}
+
 /* Standard normal: element i of (seed, stream, key1). */
 static inline double ok_normal(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t i) {
     uint32_t b[4];
+    double u1, u2, c, s;
     ok_rng_block(seed, stream, key1, i >> 1, b);
-    double u1 = 1.0 - ok_u53(b[0], b[1]);          /* (0, 1]: log is finite */
-    double u2 = ok_u53(b[2], b[3]);
-    double r = sqrt(-2.0 * log(u1));
-    double t = 6.283185307179586 * u2;
-    return (i & 1) ? r * sin(t) : r * cos(t);
+    u1 = 1.0 - ok_u53(b[0], b[1]);          /* (0, 1]: log is finite */
+    u2 = ok_u53(b[2], b[3]);
+    ok_box_muller_(&u1, &u2, &c, &s, 1);
+    return (i & 1) ? s : c;
 }
 
-/* out[k] = ok_normal(seed, stream, key1, first + k) for k < n, one Philox call per pair. */
+/* out[k] = ok_normal(seed, stream, key1, first + k) for k < n, one Philox call per pair and
+ * Box-Muller in vector blocks of OK_BM_CHUNK pairs. */
 static inline void ok_normals(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, double *out, long n) {
+    double u1[OK_BM_CHUNK], u2[OK_BM_CHUNK], c[OK_BM_CHUNK], s[OK_BM_CHUNK];
+    uint64_t pair = first >> 1, last = (first + (uint64_t)n - 1) >> 1;   /* pairs touched */
     long k = 0;
     if (n <= 0) return;
-    if (first & 1) { out[k++] = ok_normal(seed, stream, key1, first); }
-    for (; k + 1 < n; k += 2) {
-        uint32_t b[4];
-        ok_rng_block(seed, stream, key1, (first + k) >> 1, b);
-        double r = sqrt(-2.0 * log(1.0 - ok_u53(b[0], b[1])));
-        double t = 6.283185307179586 * ok_u53(b[2], b[3]);
-        out[k] = r * cos(t);
-        out[k + 1] = r * sin(t);
+    while (pair <= last) {
+        int m = 0;
+        for (; m < OK_BM_CHUNK && pair + (uint64_t)m <= last; m++) {
+            uint32_t b[4];
+            ok_rng_block(seed, stream, key1, pair + (uint64_t)m, b);
+            u1[m] = 1.0 - ok_u53(b[0], b[1]);
+            u2[m] = ok_u53(b[2], b[3]);
+        }
+        ok_box_muller_(u1, u2, c, s, m);
+        for (int j = 0; j < m; j++) {
+            uint64_t e = (pair + (uint64_t)j) << 1;          /* the pair's even element */
+            if (e >= first && k < n) out[k++] = c[j];
+            if (e + 1 >= first && k < n) out[k++] = s[j];
+        }
+        pair += (uint64_t)m;
     }
-    if (k < n) out[k] = ok_normal(seed, stream, key1, first + k);
 }
 
 #endif /* OK_RNG_H */

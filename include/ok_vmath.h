@@ -37,6 +37,8 @@
 #define OK_MVEC 1
 __m256d _ZGVdN4v_exp(__m256d);
 __m512d _ZGVeN8v_exp(__m512d);
+__m256d _ZGVdN4v_log(__m256d);
+__m512d _ZGVeN8v_log(__m512d);
 #endif
 
 static int ok_level_ = -1;
@@ -153,7 +155,9 @@ static inline void ok_axpy(int n, double alpha, const double *x, double *y) {
         }                                                                                     \
     }
 OK_VLOOP(ok_exp_avx2_, "avx2,fma", 4, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4v_exp)
+OK_VLOOP(ok_log_avx2_, "avx2,fma", 4, _mm256_loadu_pd, _mm256_storeu_pd, _ZGVdN4v_log)
 OK_VLOOP(ok_exp_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_exp)
+OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN8v_log)
 #undef OK_VLOOP
 #endif
 
@@ -313,6 +317,16 @@ static inline void ok_vexp(const double *a, double *out, int n) {
     if (level == 1) { ok_exp_avx2_(a, out, n); return; }
 #endif
     for (int i = 0; i < n; i++) out[i] = exp(a[i]);
+}
+
+/* out[i] = log(a[i]) for i < n; out may be a (libmvec at levels 1-2, libm at 0, element-wise). */
+static inline void ok_vlog(const double *a, double *out, int n) {
+#ifdef OK_MVEC
+    int level = ok_level_ >= 0 ? ok_level_ : ok_simd_level();
+    if (level == 2) { ok_log_avx512_(a, out, n); return; }
+    if (level == 1) { ok_log_avx2_(a, out, n); return; }
+#endif
+    for (int i = 0; i < n; i++) out[i] = log(a[i]);
 }
 
 #endif /* OK_VMATH_H */
