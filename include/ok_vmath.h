@@ -192,27 +192,32 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
 #define OK_SC_INVPIO2 6.36619772367581382433e-01
 #define OK_SC_LIMIT 1.0e5
 
+/* The part both widths share: k, the reduced r = a - k pi/2, and sin(r), cos(r) by fdlibm's
+ * polynomials (V: vector type; the intrinsics of one width are passed in). */
+#define OK_SC_REDUCE_POLY(V, SET1, MUL, FMADD, FNMADD, ROUND, x, k, sr, cr)                      \
+    V k = ROUND(MUL(x, SET1(OK_SC_INVPIO2)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);      \
+    V r_ = FNMADD(k, SET1(OK_SC_PIO2_1), x);                                                     \
+    r_ = FNMADD(k, SET1(OK_SC_PIO2_2), r_);                                                      \
+    r_ = FNMADD(k, SET1(OK_SC_PIO2_3), r_);                                                      \
+    V z_ = MUL(r_, r_);                                                                          \
+    V ps_ = FMADD(z_, SET1(OK_SC_S6), SET1(OK_SC_S5));                                           \
+    ps_ = FMADD(z_, ps_, SET1(OK_SC_S4));                                                        \
+    ps_ = FMADD(z_, ps_, SET1(OK_SC_S3));                                                        \
+    ps_ = FMADD(z_, ps_, SET1(OK_SC_S2));                                                        \
+    ps_ = FMADD(z_, ps_, SET1(OK_SC_S1));                                                        \
+    V sr = FMADD(MUL(r_, z_), ps_, r_);                                                          \
+    V pc_ = FMADD(z_, SET1(OK_SC_C6), SET1(OK_SC_C5));                                           \
+    pc_ = FMADD(z_, pc_, SET1(OK_SC_C4));                                                        \
+    pc_ = FMADD(z_, pc_, SET1(OK_SC_C3));                                                        \
+    pc_ = FMADD(z_, pc_, SET1(OK_SC_C2));                                                        \
+    pc_ = FMADD(z_, pc_, SET1(OK_SC_C1));                                                        \
+    V cr = FMADD(MUL(z_, z_), pc_, FNMADD(SET1(0.5), z_, SET1(1.0)));
+
 __attribute__((target("avx512f"), always_inline)) static inline void
 ok_cossin8_(__m512d x, __m512d *cc, __m512d *ss) {
-    __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(OK_SC_INVPIO2)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512d r = _mm512_fnmadd_pd(k, _mm512_set1_pd(OK_SC_PIO2_1), x);
-    r = _mm512_fnmadd_pd(k, _mm512_set1_pd(OK_SC_PIO2_2), r);
-    r = _mm512_fnmadd_pd(k, _mm512_set1_pd(OK_SC_PIO2_3), r);
-    __m512d z = _mm512_mul_pd(r, r);
-    __m512d ps = _mm512_fmadd_pd(z, _mm512_set1_pd(OK_SC_S6), _mm512_set1_pd(OK_SC_S5));
-    ps = _mm512_fmadd_pd(z, ps, _mm512_set1_pd(OK_SC_S4));
-    ps = _mm512_fmadd_pd(z, ps, _mm512_set1_pd(OK_SC_S3));
-    ps = _mm512_fmadd_pd(z, ps, _mm512_set1_pd(OK_SC_S2));
-    ps = _mm512_fmadd_pd(z, ps, _mm512_set1_pd(OK_SC_S1));
-    __m512d sr = _mm512_fmadd_pd(_mm512_mul_pd(r, z), ps, r);
-    __m512d pc = _mm512_fmadd_pd(z, _mm512_set1_pd(OK_SC_C6), _mm512_set1_pd(OK_SC_C5));
-    pc = _mm512_fmadd_pd(z, pc, _mm512_set1_pd(OK_SC_C4));
-    pc = _mm512_fmadd_pd(z, pc, _mm512_set1_pd(OK_SC_C3));
-    pc = _mm512_fmadd_pd(z, pc, _mm512_set1_pd(OK_SC_C2));
-    pc = _mm512_fmadd_pd(z, pc, _mm512_set1_pd(OK_SC_C1));
-    __m512d cr = _mm512_fmadd_pd(_mm512_mul_pd(z, z), pc,
-                                 _mm512_fnmadd_pd(_mm512_set1_pd(0.5), z, _mm512_set1_pd(1.0)));
+    OK_SC_REDUCE_POLY(__m512d, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd,
+                      _mm512_roundscale_pd, x, k, sr, cr)
+    /* quadrant q = k mod 4, exactly, in doubles (k is an integer < 2^52) */
     __m512d q = _mm512_sub_pd(k, _mm512_mul_pd(_mm512_set1_pd(4.0),
         _mm512_roundscale_pd(_mm512_mul_pd(k, _mm512_set1_pd(0.25)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)));
     __mmask8 q1 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(1.0), _CMP_EQ_OQ);
@@ -227,25 +232,8 @@ ok_cossin8_(__m512d x, __m512d *cc, __m512d *ss) {
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 ok_cossin4_(__m256d x, __m256d *cc, __m256d *ss) {
-    __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(OK_SC_INVPIO2)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(OK_SC_PIO2_1), x);
-    r = _mm256_fnmadd_pd(k, _mm256_set1_pd(OK_SC_PIO2_2), r);
-    r = _mm256_fnmadd_pd(k, _mm256_set1_pd(OK_SC_PIO2_3), r);
-    __m256d z = _mm256_mul_pd(r, r);
-    __m256d ps = _mm256_fmadd_pd(z, _mm256_set1_pd(OK_SC_S6), _mm256_set1_pd(OK_SC_S5));
-    ps = _mm256_fmadd_pd(z, ps, _mm256_set1_pd(OK_SC_S4));
-    ps = _mm256_fmadd_pd(z, ps, _mm256_set1_pd(OK_SC_S3));
-    ps = _mm256_fmadd_pd(z, ps, _mm256_set1_pd(OK_SC_S2));
-    ps = _mm256_fmadd_pd(z, ps, _mm256_set1_pd(OK_SC_S1));
-    __m256d sr = _mm256_fmadd_pd(_mm256_mul_pd(r, z), ps, r);
-    __m256d pc = _mm256_fmadd_pd(z, _mm256_set1_pd(OK_SC_C6), _mm256_set1_pd(OK_SC_C5));
-    pc = _mm256_fmadd_pd(z, pc, _mm256_set1_pd(OK_SC_C4));
-    pc = _mm256_fmadd_pd(z, pc, _mm256_set1_pd(OK_SC_C3));
-    pc = _mm256_fmadd_pd(z, pc, _mm256_set1_pd(OK_SC_C2));
-    pc = _mm256_fmadd_pd(z, pc, _mm256_set1_pd(OK_SC_C1));
-    __m256d cr = _mm256_fmadd_pd(_mm256_mul_pd(z, z), pc,
-                                 _mm256_fnmadd_pd(_mm256_set1_pd(0.5), z, _mm256_set1_pd(1.0)));
+    OK_SC_REDUCE_POLY(__m256d, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd,
+                      _mm256_round_pd, x, k, sr, cr)
     __m256d q = _mm256_sub_pd(k, _mm256_mul_pd(_mm256_set1_pd(4.0),
                                                _mm256_floor_pd(_mm256_mul_pd(k, _mm256_set1_pd(0.25)))));
     __m256d q1 = _mm256_cmp_pd(q, _mm256_set1_pd(1.0), _CMP_EQ_OQ);
@@ -258,6 +246,7 @@ ok_cossin4_(__m256d x, __m256d *cc, __m256d *ss) {
     *ss = _mm256_xor_pd(s, _mm256_and_pd(_mm256_or_pd(q2, q3), sign));
     *cc = _mm256_xor_pd(c, _mm256_and_pd(_mm256_or_pd(q1, q2), sign));
 }
+#undef OK_SC_REDUCE_POLY
 
 /* The lanes the kernel does not cover (|a| >= OK_SC_LIMIT or NaN) through scalar libm. */
 static void ok_cossin_fix_(const double *a, double *c, double *s, int n) {
