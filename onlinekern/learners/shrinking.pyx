@@ -90,11 +90,11 @@ cdef inline double query_dot(const double* v, const double* x, const int* idx, i
 
 cdef inline double fourier_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrt2g,
                                    const double* xi, const double* x, const int* idx, int nnz, int d,
-                                   double* w) noexcept nogil:
+                                   const double* w) noexcept nogil:
     """psi(x_i) psi(x) for psi = sqrt(2) cos(w^T x + b): b from element first, e = w/sqrt(2g)
-    from elements first+1 .. first+d (standard normals; w written to scratch)."""
+    the standard normals of elements first+1 .. first+d, drawn by the caller into w (a whole
+    estimate's normals come from one ok_normals call: the same values, element by element)."""
     cdef double b = TWO_PI * ok_uniform(seed, ESTIMATOR, key1, first)
-    ok_normals(seed, ESTIMATOR, key1, first + 1, w, d)
     cdef double ai = sqrt2g * ok_dot(w, xi, d)
     cdef double a = sqrt2g * query_dot(w, x, idx, nnz, d)
     return (SQRT2 * cos(ai + b)) * (SQRT2 * cos(a + b))
@@ -129,14 +129,15 @@ cdef class ShrinkingCore(KernelCore):
     cdef double* total                   # C: ||coef_c||_1 of the last estimate
     cdef double* ebuf                    # C * m: the samples E^(k), summed in order
     cdef double* a                       # C: new scaled coefficients
-    cdef object wscr_
-    cdef double* wscr                    # n_scr * d: per-thread w
-    cdef int n_scr
+    cdef int n_scr                       # threads an estimate may use
     cdef double* tree                    # fcap * C Fenwick nodes (1-based node j at (j-1)*C)
     cdef Py_ssize_t fcap
+    cdef double* nbuf                    # the normals of one estimate's samples (Fourier feature)
+    cdef Py_ssize_t nbuf_cap
 
     def __dealloc__(self):
         free(self.tree)
+        free(self.nbuf)
 
     def _setup_shrinking(self, double eta, double norm_bound, int n_samples, bint exact_predict,
                          int feature, seed):
@@ -164,9 +165,6 @@ cdef class ShrinkingCore(KernelCore):
 
     def _alloc_scratch(self):
         self.n_scr = max(1, self.n_threads)
-        self.wscr_ = np.zeros(self.n_scr * self.n_features)
-        cdef double[::1] w = self.wscr_
-        self.wscr = &w[0]
 
     def set_threads(self, int n):
         KernelCore.set_threads(self, n)
@@ -252,8 +250,9 @@ cdef class ShrinkingCore(KernelCore):
 
     # -- EST (Algorithm 2) ----------------------------------------------------------------------
     cdef double sample(self, Py_ssize_t s, int c, uint64_t key1, const double* x, const int* idx,
-                       int nnz, double* w) noexcept nogil:
-        """E^(k) of sample s = c m + k: pick i ~ |alpha_ic| (element s*stride), then the feature."""
+                       int nnz, const double* w) noexcept nogil:
+        """E^(k) of sample s = c m + k: pick i ~ |alpha_ic| (element s*stride), then the feature
+        (Fourier: w = the sample's normals, elements s*stride + 2 ..)."""
         cdef uint64_t base = <uint64_t>s * <uint64_t>self.stride
         cdef double u = ok_uniform(self.seed, ESTIMATOR, key1, base)
         cdef Py_ssize_t i = self.tree_find(c, u * self.total[c])
@@ -267,26 +266,38 @@ cdef class ShrinkingCore(KernelCore):
                                       self.n_features)
         return sgn * prod
 
-    cdef void estimate(self, const double* x, const int* idx, int nnz, uint64_t key1, int m,
+    cdef int estimate(self, const double* x, const int* idx, int nnz, uint64_t key1, int m,
                        double* ebuf, double* out) noexcept nogil:
         """out[c] = EST(alpha_c, x, m) with stream key key1; samples land in ebuf[c m + k] and are
         summed in k order, so the result does not depend on the number of threads."""
         cdef int C = self.n_outputs, c, nt = self.n_threads
-        cdef Py_ssize_t s, k, n_work = <Py_ssize_t>C * m
+        cdef Py_ssize_t s, k, n_work = <Py_ssize_t>C * m, need = n_work * self.stride
         cdef double acc
+        cdef double* grown
         for c in range(C):
             self.total[c] = self.tree_total(c) if self.sv.n > 0 else 0.0
+        if self.feature == FEATURE_FOURIER and n_work > 0:
+            # every sample's normals in one call (vector Box-Muller over the whole range; the
+            # uniforms' elements are drawn too and ignored): element-wise the same numbers
+            if need > self.nbuf_cap:
+                grown = <double*>realloc(self.nbuf, need * sizeof(double))
+                if grown == NULL:
+                    return -1
+                self.nbuf = grown
+                self.nbuf_cap = need
+            ok_normals(self.seed, ESTIMATOR, key1, 0, self.nbuf, need)
         if nt > self.n_scr:
             nt = self.n_scr
         if nt > 1 and self.feature == FEATURE_FOURIER and n_work * (self.n_features + 8) >= PAR_WORK:
             for s in prange(n_work, num_threads=nt, schedule="static"):
                 if self.total[s // m] > 0.0:
-                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz,
-                                          self.wscr + <Py_ssize_t>threadid() * self.n_features)
+                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz, self.nbuf + s * self.stride + 2)
         else:
             for s in range(n_work):
                 if self.total[s // m] > 0.0:
-                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz, self.wscr)
+                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz,
+                                          self.nbuf + s * self.stride + 2 if self.feature == FEATURE_FOURIER
+                                          else NULL)
         for c in range(C):
             if not self.total[c] > 0.0:          # alpha = 0: EST returns 0 (Algorithm 2)
                 out[c] = 0.0
@@ -295,6 +306,7 @@ cdef class ShrinkingCore(KernelCore):
             for k in range(m):
                 acc += ebuf[<Py_ssize_t>c * m + k]
             out[c] = (self.scale[c] * self.total[c] / m) * acc
+        return 0
 
     cdef void exact_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         """out[c] = sum_i alpha_ic k(x_i, x) with the feature's own kernel."""
@@ -319,7 +331,8 @@ cdef class ShrinkingCore(KernelCore):
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
-            self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.n_samples, self.ebuf, out)
+            if self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.n_samples, self.ebuf, out) != 0:
+                return -1
             self.n_pred += 1
         return 0
 
@@ -333,7 +346,8 @@ cdef class ShrinkingCore(KernelCore):
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
-            self.estimate(x, idx, nnz, <uint64_t>(self.n_seen + 1), self.n_samples, self.ebuf, out)
+            if self.estimate(x, idx, nnz, <uint64_t>(self.n_seen + 1), self.n_samples, self.ebuf, out) != 0:
+                return -1
         # 2. per output: a descent step alpha_t = eta (y - E_t), or the shrink alpha <- alpha / 4.
         # Algorithm 1 prints alpha_t = -eta (y_t - E_t); the text (f_{t+1} = f_t - eta grad,
         # eqs. 9-12) and the proof of Lemma 5 use the descent sign taken here (§3.16, §6.9).
@@ -371,9 +385,12 @@ cdef class ShrinkingCore(KernelCore):
         out = np.zeros(self.n_outputs)
         cdef double[::1] ev = eb, ov = out
         cdef uint64_t k1 = <uint64_t>int(key)
+        cdef int status
         with nogil:
             self.xsq = row_sqnorm(&xv[0], self.n_features)
-            self.estimate(&xv[0], &iv[0], self.n_features, k1, m, &ev[0], &ov[0])
+            status = self.estimate(&xv[0], &iv[0], self.n_features, k1, m, &ev[0], &ov[0])
+        if status != 0:
+            raise MemoryError("could not allocate the estimator's normals")
         return out
 
     def exact_py(self, x):
