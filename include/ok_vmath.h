@@ -61,7 +61,7 @@ static int ok_simd_level(void) {
     return level;
 }
 
-/* 1 if cos/sin/exp are vectorised (libmvec found and level > 0). */
+/* 1 if exp (libmvec found) and cos/sin (the kernel below) are vectorised: level > 0. */
 static int ok_vector_math(void) {
 #ifdef OK_MVEC
     return ok_simd_level() > 0;

@@ -40,6 +40,7 @@ cdef class SupportSet:
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil
     cdef void kernel_row(self, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef void predict(self, const double* x, const int* idx, int nnz, double xsq, double* out) noexcept nogil
+    cdef double log_kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void _blocks(self, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil

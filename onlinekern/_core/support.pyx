@@ -251,9 +251,13 @@ cdef class SupportSet:
         """k(x_i, x) for one SV (same bits as the value kernel_row gives)."""
         return ok_exp_scalar(-self.gamma * self.sqdist_x(i, x, idx, nnz, xsq))
 
+    cdef double log_kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+        """ln k(x_i, x_j) = -gamma ||x_i - x_j||^2 between two stored SVs."""
+        return -self.gamma * ok_sqdist(self.X + i * self.d, self.X + j * self.d, self.d)
+
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """k(x_i, x_j) between two stored SVs."""
-        return ok_exp_scalar(-self.gamma * ok_sqdist(self.X + i * self.d, self.X + j * self.d, self.d))
+        return ok_exp_scalar(self.log_kernel_sv(i, j))
 
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
         """Kernel values of SVs [b*SV_BLOCK, ...) into self.k, and their partial score."""

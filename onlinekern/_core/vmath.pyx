@@ -9,7 +9,7 @@ def simd_level():
 
 
 def vector_math():
-    """True if cos/sin/exp run through glibc's vectorised libmvec."""
+    """True if exp runs through glibc's libmvec and cos/sin through the vector kernel (level > 0)."""
     return bool(ok_vector_math())
 
 

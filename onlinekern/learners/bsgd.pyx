@@ -40,7 +40,7 @@ from cython.parallel cimport prange
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
 from onlinekern._core.support cimport KernelCore, sv_alpha
 from onlinekern._core.losses cimport TaskLoss
-from onlinekern._core.vmath cimport ok_vexp, ok_sqdist
+from onlinekern._core.vmath cimport ok_vexp
 
 import numbers
 
@@ -411,15 +411,15 @@ cdef class BSGDCore(KernelCore):
         self.n_merges += 1
 
     cdef void candidates(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-        """Merge candidates a..b-1 (partners of SV m): ln kappa = -gamma ||x_m - x_i||^2 (the
-        exponent of kernel_sv), the golden-section search of all of them in lockstep, then h, k1,
+        """Merge candidates a..b-1 (partners of SV m): ln kappa (SupportSet.log_kernel_sv), the
+        golden-section search of all of them in lockstep, then h, k1,
         k2, kappa and the degradation L of each (lane m is left with L unset)."""
         cdef Py_ssize_t i, k = b - a, cap = self.lcap
-        cdef int C = self.n_outputs, d = self.n_features
+        cdef int C = self.n_outputs
         cdef double* lk = self.lane
         cdef double* cm = self.sv.coef + m * C
         for i in range(a, b):
-            lk[i] = -self.sv.gamma * ok_sqdist(self.sv.X + m * d, self.sv.X + i * d, d)
+            lk[i] = self.sv.log_kernel_sv(m, i)
             if i == m:
                 lk[cap + i] = 0.0                          # an empty bracket: the lane idles
                 lk[2 * cap + i] = 0.0
