@@ -30,6 +30,7 @@ enforced by tests/test_sklearn_compat.py):
 * A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
   never occur); dense X must match exactly.
 """
+import contextlib
 import inspect
 import numbers
 import sys
@@ -234,6 +235,13 @@ class OnlineLearner:
         n = getattr(self, "n_threads", None)
         return joblib.cpu_count() if n is None else int(n)
 
+    def _pass_context(self):
+        """Context manager around one pass of the core (``fit``, ``partial_fit``, ``run_online``).
+
+        Nothing by default.  A learner whose step may call LAPACK returns a BLAS thread limit of
+        ``n_threads`` (see NOGD), so that ``n_threads`` bounds every thread of the pass."""
+        return contextlib.nullcontext()
+
     # ---- building the model ------------------------------------------------------------
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         """Return the compiled core for this learner (subclasses)."""
@@ -338,7 +346,8 @@ class OnlineLearner:
         if rows.n_rows != len(y):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: "
                              f"X has {rows.n_rows} rows but y has {len(y)} labels")
-        self.core_.run(rows, self._encode_y(y))
+        with self._pass_context():
+            self.core_.run(rows, self._encode_y(y))
         return self
 
     def decision_function(self, X):

@@ -190,7 +190,7 @@ PARAMS = {
                       "random features, sampling choices", parse_int, "S"),
     "median_scale": ParamSpec(None, (), "c in sigma = c * median distance (with --gamma median)",
                               parse_float, "C"),
-    "rank": ParamSpec(None, (), "Nystrom rank k", parse_int, "K"),
+    "rank": ParamSpec(None, (), "Nystrom rank k", parse_optional_int, "K", "0.2 * budget"),
     "eta_linear": ParamSpec(None, (), "step size of the linear phase", parse_float, "ETA"),
     "k_merge": ParamSpec(None, (), "support vectors moved per maintenance step", parse_int, "K"),
     "maintenance": ParamSpec(None, (), "budget maintenance strategy", parse_str, "RULE"),

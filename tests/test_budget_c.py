@@ -1,5 +1,6 @@
 """NOGD (§3.10) and DualSGD (§3.11) against the NumPy oracles of tests/reference_budget_c.py, the
 §5 invariants that concern them (5.1, 5.9, 5.12, 5.14-5.16), state round trips and threads."""
+import contextlib
 import pickle
 
 import numpy as np
@@ -377,7 +378,17 @@ def test_registry_names():
     defaults = ok.DualSGD().get_params()
     assert (defaults["budget"], defaults["k_merge"], defaults["n_components"], defaults["lam"]) == (100, 20, 200, None)
     defaults = ok.NOGD().get_params()
-    assert (defaults["budget"], defaults["rank"], defaults["eta"], defaults["eta_linear"]) == (100, 20, 0.2, 0.2)
+    assert (defaults["budget"], defaults["rank"], defaults["eta"], defaults["eta_linear"]) == (100, None, 0.2, 0.2)
+
+
+@pytest.mark.parametrize("budget, rank", [(100, 20), (1000, 200), (12, 2), (2, 1), (1, 1)])
+def test_nogd_default_rank_is_a_fifth_of_the_budget(budget, rank):
+    """rank=None keeps round(0.2 B) eigenpairs (at least one): KOL's 20 at B = 100, LSOKL's k = 0.2."""
+    X, y = make_data("binary", T=3 * budget + 10)
+    learner = ok.NOGD(budget=budget, gamma=0.3).fit(X, y)
+    assert learner.core_.kcap == rank
+    explicit = ok.NOGD(budget=budget, rank=rank, gamma=0.3).fit(X, y)
+    np.testing.assert_array_equal(learner.decision_function(X), explicit.decision_function(X))
 
 
 # --- shared contract: budget, first mistake, chunks, round trips, threads ---------------------------
@@ -530,3 +541,17 @@ def test_real_data_slices_vs_oracles(shared_data):
     res, scores = online(ok.DualSGD(**p), sp.csr_matrix(X), y)
     assert o["merged"] > 0
     check_online(res, scores, o["scores"], ye, "binary", FRTOL, FATOL)
+
+
+def test_nogd_holds_blas_threads_to_n_threads_until_the_switch():
+    """The switch calls LAPACK inside the compiled loop: its BLAS pool is held to n_threads."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    X, y = make_data("binary", T=60)
+    learner = ok.NOGD(budget=40, gamma=0.3, n_threads=1).partial_fit(X[:10], y[:10], classes=np.unique(y))
+    assert not learner.core_.switched
+    with learner._pass_context():
+        blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        assert blas and all(i["num_threads"] == 1 for i in blas)
+    learner.partial_fit(X, y)
+    assert learner.core_.switched
+    assert isinstance(learner._pass_context(), type(contextlib.nullcontext()))
