@@ -14,6 +14,15 @@ spreads over all cells.  Output: a Markdown table of microseconds per example an
 time(2B)/time(B), then the mistake rates and final model sizes (a learner whose model never
 reaches B, e.g. a Projectron, does not test its B-sized cost at that B).
 
+``--steady`` adds a second table: the cost of a step once the model is full.  After the timed
+first pass the same learner makes a second pass over the stream without a reset
+(``run_online(..., reset=False)``), and that pass is timed.  The first pass includes the filling
+of the budget and one-off work (NOGD's O(B^3) eigendecomposition at the switch), the second only
+the per-example work at the full budget.
+
+``--rank K`` holds NOGD's Nystrom rank fixed at K; by default it follows the learner's default
+(round(0.2 B)), so doubling B doubles k too and NOGD's O(kB) projection grows as B^2.
+
     python tools/bench_budget_scaling.py                               # every budgeted learner
     python tools/bench_budget_scaling.py --learners rbp,forgetron --rows 20000
 """
@@ -69,14 +78,34 @@ def load_ijcnn1(data_dir, rows=None):
     return X, y
 
 
-def make(cls, budget, gamma, threads):
+def make(cls, budget, gamma, threads, rank=None):
     names = cls._get_param_names()
     params = {"budget": budget}
+    if rank is not None and "rank" in names:
+        params["rank"] = rank
     if "gamma" in names:
         params["gamma"] = gamma
     if "n_threads" in names:
         params["n_threads"] = threads
     return cls(**params)
+
+
+def ratio_table(table, budgets, us, failed, tolerance, what):
+    """Markdown: µs per example at each B, the ratios time(2B)/time(B), and whether all are <= 2."""
+    head = ["learner"] + [f"B={b} (µs/ex, {what})" if i == 0 else f"B={b}" for i, b in enumerate(budgets)] + \
+        [f"{b2}/{b1}" for b1, b2 in zip(budgets, budgets[1:])] + \
+        ["all ratios <= 2" + (f" (1 + {tolerance:g})" if tolerance else "")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in table:
+        if name in failed:
+            lines.append(f"| {name} | failed: {failed[name]} |")
+            continue
+        row = [name] + [f"{us[(name, b)]:.2f}" for b in budgets]
+        ratios = [us[(name, b2)] / us[(name, b1)] for b1, b2 in zip(budgets, budgets[1:])]
+        row += [f"{r:.2f}" for r in ratios]
+        row.append("yes" if all(r <= 2.0 * (1 + tolerance) for r in ratios) else "no")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -92,6 +121,9 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="n_threads of every learner (1)")
     ap.add_argument("--tolerance", type=float, default=0.0,
                     help="measurement slack of the verdict: a ratio passes if <= 2 (1 + TOL) (0)")
+    ap.add_argument("--steady", action="store_true",
+                    help="also time a second pass with the model full (reset=False)")
+    ap.add_argument("--rank", type=int, default=None, help="NOGD's rank held fixed (default: 0.2 B)")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     ns = ap.parse_args(argv)
 
@@ -109,6 +141,7 @@ def main(argv=None):
           f"median of {ns.repeats}; learners: {', '.join(table)}", file=sys.stderr)
 
     times = {(name, b): [] for name in table for b in budgets}
+    steady = {(name, b): [] for name in table for b in budgets}
     errors = {}
     sizes = {}
     failed = {}
@@ -119,7 +152,10 @@ def main(argv=None):
                 if name in failed:
                     continue
                 try:
-                    res = ok.run_online(make(cls, b, ns.gamma, ns.threads), X, y, checkpoints=None)
+                    learner = make(cls, b, ns.gamma, ns.threads, ns.rank)
+                    res = ok.run_online(learner, X, y, checkpoints=None)
+                    if ns.steady:
+                        steady[(name, b)].append(ok.run_online(learner, X, y, checkpoints=None, reset=False).seconds)
                 except Exception as exc:  # noqa: BLE001 - report and go on with the others
                     failed[name] = f"{type(exc).__name__}: {exc}"
                     continue
@@ -131,21 +167,12 @@ def main(argv=None):
                       file=sys.stderr, flush=True)
 
     us = {k: 1e6 * statistics.median(v) / n for k, v in times.items() if v}
-    head = ["learner"] + [f"B={b} (µs/ex)" for b in budgets] + \
-        [f"{b2}/{b1}" for b1, b2 in zip(budgets, budgets[1:])] + \
-        ["all ratios <= 2" + (f" (1 + {ns.tolerance:g})" if ns.tolerance else "")]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name in table:
-        if name in failed:
-            lines.append(f"| {name} | failed: {failed[name]} |")
-            continue
-        row = [name] + [f"{us[(name, b)]:.2f}" for b in budgets]
-        ratios = [us[(name, b2)] / us[(name, b1)] for b1, b2 in zip(budgets, budgets[1:])]
-        row += [f"{r:.2f}" for r in ratios]
-        row.append("yes" if all(r <= 2.0 * (1 + ns.tolerance) for r in ratios) else "no")
-        lines.append("| " + " | ".join(row) + " |")
-    print("\n".join(lines))
+    us_steady = {k: 1e6 * statistics.median(v) / n for k, v in steady.items() if v}
+    print(ratio_table(table, budgets, us, failed, ns.tolerance, "one pass from an empty model"))
     print()
+    if ns.steady:
+        print(ratio_table(table, budgets, us_steady, failed, ns.tolerance, "second pass, model full"))
+        print()
     head = ["learner"] + [f"B={b}: error (size)" for b in budgets]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name in table:
@@ -156,6 +183,7 @@ def main(argv=None):
     if ns.json:
         out = {"rows": n, "gamma": ns.gamma, "threads": ns.threads, "repeats": ns.repeats, "budgets": budgets,
                "us_per_example": {f"{k[0]}@{k[1]}": v for k, v in us.items()},
+               "us_per_example_steady": {f"{k[0]}@{k[1]}": v for k, v in us_steady.items()}, "rank": ns.rank,
                "error": {f"{k[0]}@{k[1]}": v for k, v in errors.items()},
                "model_size": {f"{k[0]}@{k[1]}": v for k, v in sizes.items()}, "failed": failed}
         Path(ns.json).write_text(json.dumps(out, indent=1))
