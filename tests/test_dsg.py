@@ -159,6 +159,21 @@ def test_store_omega_bit_identical(variant):
     np.testing.assert_array_equal(la.decision_function(sp.csr_matrix(Xq)), la.decision_function(Xq))
 
 
+@pytest.mark.parametrize("block_size, T, loss", [(1, 2600, "logistic"), (3, 400, "hinge"), (2100, 30, "hinge")])
+def test_store_omega_bit_identical_over_runs_of_live_blocks(block_size, T, loss):
+    """The cached path projects runs of consecutive live blocks (at most 2048 features each) in one
+    piece: runs cut by dead blocks (hinge batches without a violation), by the run length (2600
+    one-feature blocks) and single blocks wider than a run give the regenerated path's bits."""
+    X, y = make_data("binary", T=T, seed=11)
+    p = dict(batch_size=1, block_size=block_size, gamma=G, loss=loss, theta=2.0, t0=1.0)
+    _, a = online(ok.DSG(**p), X, y)
+    learner = ok.DSG(store_omega=True, **p)
+    _, b = online(learner, X, y)
+    live = np.abs(learner.coef_).reshape(learner.core_.m, -1).max(axis=1) > 0
+    assert live.all() if loss == "logistic" else (live.any() and not live.all())
+    np.testing.assert_array_equal(a, b)
+
+
 def test_one_block_is_fogd_style_z1_weights():
     """T = B: A_1 = -gamma_1 (1/B) sum_b z_1(x_b) g_b^T with g_b = l'(0, y_b), E_1 from the counter RNG."""
     B, F, d = 7, 5, 4

@@ -48,7 +48,11 @@ O(m F nnz) normals plus m F cos/sin pairs: it runs block-parallel with per-threa
 block's partial score is written to its own slot and the slots are summed in block order, so 1
 and N threads give the same bits.  ``store_omega`` caches every E_j (tests, or small d where memory
 is cheaper than regeneration); the cached rows are produced by the very calls that regeneration
-makes, so predictions are bit-identical either way (§5.6).
+makes, so predictions are bit-identical either way (§5.6).  The cache is laid out feature-major (row
+n holds E_j[n, :] of every block j side by side), so a prediction projects whole runs of
+consecutive live blocks with one long axpy per nonzero feature and one cos/sin call, instead of
+short calls per block; each element sees the same operations in the same order as the per-block
+path, so the scores are the same bits.
 """
 from libc.math cimport sqrt, fabs
 from libc.stdlib cimport malloc, realloc, free
@@ -91,6 +95,8 @@ cdef double GEN_WEIGHT = 40.0
 # break-even of 2 threads on 2 cores is ~4 us, doubled because a busy machine makes the fork/join
 # far dearer than it gains; tools/dsg_curves.py threads).
 PAR_THRESHOLD = 32768
+# Longest run of cached features projected in one piece: a (16 KB) stays in L1 across the axpys.
+cdef Py_ssize_t RUN_ELEMS = 2048
 
 
 cdef double cdsg_root(double a, double b, double c, double v, double gam) noexcept nogil:
@@ -181,7 +187,10 @@ cdef class DSGCore(LearnerCore):
     cdef double* A                       # cap x C x F2
     cdef double* beta                    # cap x C
     cdef unsigned char* live             # cap: block has a nonzero coefficient
-    cdef double* omega                   # cap x d x F, the cached E_j (store_omega only)
+    cdef double* omega                   # d x (cap F): row n = E_1[n, :], E_2[n, :], ... (store_omega)
+    cdef double* pa                      # cap F: Omega_j^T x of every block (store_omega prediction)
+    cdef double* pcos                    # cap F: cos of pa
+    cdef double* psin                    # cap F: sin of pa
     cdef double* part                    # cap x C partial scores of one prediction
     # pending mini-batch (CSR-like)
     cdef readonly int n_pend
@@ -203,6 +212,7 @@ cdef class DSGCore(LearnerCore):
 
     def __dealloc__(self):
         free(self.A); free(self.beta); free(self.live); free(self.omega); free(self.part)
+        free(self.pa); free(self.pcos); free(self.psin)
         free(self.pval); free(self.pidx); free(self.pptr); free(self.py); free(self.pf)
         free(self.gb); free(self.gbar); free(self.H); free(self.Z); free(self.P); free(self.tscr)
 
@@ -248,7 +258,9 @@ cdef class DSGCore(LearnerCore):
         self.n_pend = 0
         cdef int C = self.n_outputs, B = batch_size, F2 = self.F2
         free(self.A); free(self.beta); free(self.live); free(self.omega); free(self.part)
+        free(self.pa); free(self.pcos); free(self.psin)
         self.A = self.beta = self.omega = self.part = NULL
+        self.pa = self.pcos = self.psin = NULL
         self.live = NULL
         self.cap = 0
         free(self.pval); free(self.pidx)
@@ -310,7 +322,7 @@ cdef class DSGCore(LearnerCore):
 
     cdef int _grow(self, Py_ssize_t need) noexcept nogil:
         """Capacity for at least ``need`` blocks (geometric growth: the model is unbounded)."""
-        cdef Py_ssize_t cap
+        cdef Py_ssize_t cap, n
         cdef int C = self.n_outputs
         cdef void* p
         if need <= self.cap:
@@ -335,26 +347,49 @@ cdef class DSGCore(LearnerCore):
             return -1
         self.part = <double*>p
         if self.store_omega:
-            p = realloc(self.omega, cap * self.n_features * self.F * sizeof(double))
+            p = realloc(self.pa, cap * self.F * sizeof(double))
             if p == NULL:
                 return -1
+            self.pa = <double*>p
+            p = realloc(self.pcos, cap * self.F * sizeof(double))
+            if p == NULL:
+                return -1
+            self.pcos = <double*>p
+            p = realloc(self.psin, cap * self.F * sizeof(double))
+            if p == NULL:
+                return -1
+            self.psin = <double*>p
+            # feature-major rows get longer: move the m cached blocks of each row to the new stride
+            p = malloc(cap * self.n_features * self.F * sizeof(double))
+            if p == NULL:
+                return -1
+            if self.omega != NULL:
+                for n in range(self.n_features):
+                    memcpy(<double*>p + n * cap * self.F, self.omega + n * self.cap * self.F,
+                           self.m * self.F * sizeof(double))
+            free(self.omega)
             self.omega = <double*>p
         self.cap = cap
         return 0
 
-    cdef void _draw_block(self, Py_ssize_t j, double* E) noexcept nogil:
-        """E_j (d x F) row by row, with the same calls as regeneration makes (bit-identical)."""
+    cdef void _draw_block(self, Py_ssize_t j, double* E, Py_ssize_t stride) noexcept nogil:
+        """E_j (d x F), row n at E + n stride, with the same calls as regeneration makes
+        (bit-identical)."""
         cdef int n
         for n in range(self.n_features):
-            ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>n * self.F, E + <Py_ssize_t>n * self.F, self.F)
+            ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>n * self.F, E + <Py_ssize_t>n * stride, self.F)
+
+    cdef inline void _cache_block(self, Py_ssize_t j) noexcept nogil:
+        """E_j into its columns of the feature-major cache."""
+        self._draw_block(j, self.omega + j * self.F, self.cap * self.F)
 
     # -- features and scores ------------------------------------------------------------------
-    cdef void _features(self, Py_ssize_t j, const double* E, const int* pos, const double* x, const int* idx,
-                        int nnz, double* buf, double* a, double* cs) noexcept nogil:
+    cdef void _features(self, Py_ssize_t j, const double* E, Py_ssize_t stride, const int* pos, const double* x,
+                        const int* idx, int nnz, double* buf, double* a, double* cs) noexcept nogil:
         """cs = [cos a; sin a] with a = Omega_j^T x (without F^{-1/2}).
 
-        E: rows of E_j (row n at E + n F, or at E + pos[n] F when pos is given), or NULL to
-        regenerate the F normals of each nonzero feature n from element n F of block j + 1.
+        E: rows of E_j (row n at E + n stride, or at E + pos[n] stride when pos is given), or NULL
+        to regenerate the F normals of each nonzero feature n from element n F of block j + 1.
         """
         cdef int k, F = self.F
         cdef double v
@@ -368,24 +403,59 @@ cdef class DSGCore(LearnerCore):
                 ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>idx[k] * F, buf, F)
                 row = buf
             elif pos == NULL:
-                row = E + <Py_ssize_t>idx[k] * F
+                row = E + <Py_ssize_t>idx[k] * stride
             else:
-                row = E + <Py_ssize_t>pos[idx[k]] * F
+                row = E + <Py_ssize_t>pos[idx[k]] * stride
             ok_axpy(F, self.root * v, row, a)
         ok_vcossin(a, cs, cs + F, F)
 
     cdef inline const double* _cached(self, Py_ssize_t j) noexcept nogil:
+        """Row 0 of the cached E_j (rows self.cap F apart), or NULL (regenerate)."""
         if self.store_omega:
-            return self.omega + j * self.n_features * self.F
+            return self.omega + j * self.F
         return NULL
 
     cdef void _partial(self, Py_ssize_t j, const double* x, const int* idx, int nnz, double* scr) noexcept nogil:
         """part[j] = A_j^T [cos; sin] (stored scale, without F^{-1/2})."""
         cdef int c, C = self.n_outputs, F = self.F
         cdef double* cs = scr + 2 * F
-        self._features(j, self._cached(j), NULL, x, idx, nnz, scr, scr + F, cs)
+        self._features(j, self._cached(j), self.cap * F, NULL, x, idx, nnz, scr, scr + F, cs)
         for c in range(C):
             self.part[j * C + c] = ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
+
+    cdef void _partial_cached(self, Py_ssize_t j0, Py_ssize_t j1, const double* x, const int* idx, int nnz,
+                              double* scr) noexcept nogil:
+        """part[j] for the live blocks j0 <= j < j1 from the cached E: each run of consecutive live
+        blocks (at most RUN_ELEMS features, so a stays in L1) is projected with one axpy per nonzero
+        feature and one cos/sin call; then each block's [cos; sin] is gathered into scr for its dot.
+        Every element gets the operations of _partial in the same order: the same bits."""
+        cdef Py_ssize_t j, r0, off, L, stride = self.cap * self.F
+        cdef Py_ssize_t run = RUN_ELEMS // self.F if RUN_ELEMS > self.F else 1
+        cdef int k, c, C = self.n_outputs, F = self.F
+        cdef double v
+        cdef double* cs = scr + 2 * F
+        j = j0
+        while j < j1:
+            if not self.live[j]:
+                j += 1
+                continue
+            r0 = j
+            while j < j1 and self.live[j] and j - r0 < run:
+                j += 1
+            off = r0 * F
+            L = (j - r0) * F
+            memset(self.pa + off, 0, L * sizeof(double))
+            for k in range(nnz):
+                v = x[k]
+                if v != 0.0:
+                    ok_axpy(<int>L, self.root * v, self.omega + <Py_ssize_t>idx[k] * stride + off, self.pa + off)
+            ok_vcossin(self.pa + off, self.pcos + off, self.psin + off, <int>L)
+        for j in range(j0, j1):
+            if self.live[j]:
+                memcpy(cs, self.pcos + j * F, F * sizeof(double))
+                memcpy(cs + F, self.psin + j * F, F * sizeof(double))
+                for c in range(C):
+                    self.part[j * C + c] = ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
 
     cdef double _work(self, int nnz) noexcept nogil:
         """Work of one prediction in axpy-element units (for the parallel threshold)."""
@@ -397,7 +467,7 @@ cdef class DSGCore(LearnerCore):
 
     cdef void _predict_f(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         """out = f(x) (without the novelty offset)."""
-        cdef Py_ssize_t j, m = self.m
+        cdef Py_ssize_t j, t, m = self.m
         cdef int c, C = self.n_outputs, nt = self.n_threads, stride = 4 * self.F
         cdef double s
         for c in range(C):
@@ -406,7 +476,18 @@ cdef class DSGCore(LearnerCore):
             return
         if nt > self.n_scr:
             nt = self.n_scr
-        if nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold:
+        if self.store_omega:
+            # contiguous block ranges per thread (disjoint slices of pa, pcos, psin and part)
+            if not (nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold):
+                nt = 1
+            if nt > m:
+                nt = <int>m
+            if nt == 1:
+                self._partial_cached(0, m, x, idx, nnz, self.tscr)
+            else:
+                for t in prange(nt, num_threads=nt, schedule="static"):
+                    self._partial_cached(t * m // nt, (t + 1) * m // nt, x, idx, nnz, self.tscr + t * stride)
+        elif nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold:
             for j in prange(m, num_threads=nt, schedule="static"):
                 if self.live[j]:
                     self._partial(j, x, idx, nnz, self.tscr + threadid() * stride)
@@ -489,7 +570,7 @@ cdef class DSGCore(LearnerCore):
             if not any_g and not self.precondition:
                 continue                       # zero rows add nothing (and cost a regeneration)
             cs = self.Z + <Py_ssize_t>b * F2 if self.precondition else scr + 2 * self.F
-            self._features(j, E, NULL, self.pval + self.pptr[b], self.pidx + self.pptr[b],
+            self._features(j, E, self.cap * self.F, NULL, self.pval + self.pptr[b], self.pidx + self.pptr[b],
                            <int>(self.pptr[b + 1] - self.pptr[b]), scr, scr + self.F, cs)
             for c in range(C):
                 if g[c] != 0.0:
@@ -597,7 +678,7 @@ cdef class DSGCore(LearnerCore):
                 return -1
             j = self.m
             if self.store_omega:
-                self._draw_block(j, self.omega + j * self.n_features * self.F)
+                self._cache_block(j)
             for q in range(C * self.F2):
                 self.A[j * C * self.F2 + q] = 0.0
             for c in range(C):
@@ -643,6 +724,7 @@ cdef class DSGCore(LearnerCore):
         cdef double[::1] Ecv = Ec
         cdef const double* E
         cdef const int* pos
+        cdef Py_ssize_t estride
         cdef double* scr
         cdef bint par = nt > 1 and n > 1 and n * F * (8.0 + 2 * C) >= self.par_threshold
         with nogil:
@@ -650,32 +732,34 @@ cdef class DSGCore(LearnerCore):
                 if not self.live[j]:
                     continue
                 if self.store_omega:
-                    E = self.omega + j * self.n_features * F
+                    E = self.omega + j * F
+                    estride = self.cap * F
                     pos = NULL
                 else:
+                    estride = F
                     for u in range(nu_):
                         ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>usedv[u] * F, &Ecv[u * F], F)
                     E = &Ecv[0]
                     pos = &posv[0]
                 if par:
                     for r in prange(n, num_threads=nt, schedule="static"):
-                        self._query(j, E, pos, &rv, r, self.tscr + threadid() * stride, &ov[r, 0])
+                        self._query(j, E, estride, pos, &rv, r, self.tscr + threadid() * stride, &ov[r, 0])
                 else:
                     for r in range(n):
-                        self._query(j, E, pos, &rv, r, self.tscr, &ov[r, 0])
+                        self._query(j, E, estride, pos, &rv, r, self.tscr, &ov[r, 0])
         out *= self.scale * self.norm
         if self.novelty:
             out[:, 0] -= self.offset
         return out
 
-    cdef void _query(self, Py_ssize_t j, const double* E, const int* pos, const RowView* rv, Py_ssize_t r,
-                     double* scr, double* acc) noexcept nogil:
+    cdef void _query(self, Py_ssize_t j, const double* E, Py_ssize_t estride, const int* pos, const RowView* rv,
+                     Py_ssize_t r, double* scr, double* acc) noexcept nogil:
         cdef int c, C = self.n_outputs, F = self.F, nnz
         cdef double* cs = scr + 2 * F
         cdef const double* xr
         cdef const int* xi
         get_row(rv, r, &xr, &xi, &nnz)
-        self._features(j, E, pos, xr, xi, nnz, scr, scr + F, cs)
+        self._features(j, E, estride, pos, xr, xi, nnz, scr, scr + F, cs)
         for c in range(C):
             acc[c] += ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
 
@@ -709,7 +793,7 @@ cdef class DSGCore(LearnerCore):
             raise ValueError("blocks are numbered from 1")
         E = np.empty((self.n_features, self.F))
         cdef double[:, ::1] ev = E
-        self._draw_block(j - 1, &ev[0, 0])
+        self._draw_block(j - 1, &ev[0, 0], self.F)
         return E
 
     def predict_rows(self, X):
@@ -827,7 +911,7 @@ cdef class DSGCore(LearnerCore):
             for j in range(m):
                 self.live[j] = 1 if lv[j] else 0
                 if self.store_omega:
-                    self._draw_block(j, self.omega + j * self.n_features * self.F)
+                    self._cache_block(j)
         self.scale = scale
         self.n_iter, self.n_reuse = n_iter, n_reuse
         self.offset = float(st["offset"])
