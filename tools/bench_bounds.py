@@ -50,6 +50,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(REPO))
 
 import onlinekern as ok  # noqa: E402
 from onlinekern._core import counter_rng  # noqa: E402
