@@ -1,5 +1,117 @@
 from onlinekern._core.learner cimport LearnerCore
 
+# Vectorised scans for the learners' O(S) budget-maintenance passes.  Each gives exactly the
+# result of the sequential loop it replaces (a minimum and a comparison are exact, so splitting the
+# scan into lanes changes no bit, and NaN and signed zeros behave as in the scan), so results do not
+# depend on the SIMD level.  The bodies use GCC vector extensions, compiled per level with target
+# attributes and chosen at run time like ok_vmath.h's kernels: Cython's loops over these arrays
+# stay scalar (no aliasing information, a minimum with a data-dependent index), and gcc cannot
+# vectorise a floating-point minimum reduction without -ffast-math.  OKSV_MULTI(ret, name,
+# (params), (args), body...) defines name() and its three compiled versions; learners use it for
+# their own fused passes too.
+cdef extern from *:
+    """
+    #include "ok_vmath.h"
+    #ifndef OK_SUPPORT_SCANS
+    #define OK_SUPPORT_SCANS
+    #include <limits.h>
+    typedef double okv8d __attribute__((vector_size(64)));
+    typedef long long okv8l __attribute__((vector_size(64)));
+    #define OKV_LOADD(p) ({ okv8d v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKV_LOADL(p) ({ okv8l v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKV_SEL(mask, a, b) (((mask) & (okv8l)(a)) | (~(mask) & (okv8l)(b)))  /* mask ? a : b */
+    #ifdef OK_X86
+    #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...)                                              \
+        static RET NAME##_base_ PARAMS { __VA_ARGS__ }                                          \
+        __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { __VA_ARGS__ }     \
+        __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { __VA_ARGS__ }    \
+        static RET NAME PARAMS {                                                                \
+            int level_ = ok_level_ >= 0 ? ok_level_ : ok_simd_level();                          \
+            if (level_ == 2) return NAME##_avx512_ ARGS;                                        \
+            if (level_ == 1) return NAME##_avx2_ ARGS;                                          \
+            return NAME##_base_ ARGS;                                                           \
+        }
+    #else
+    #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS { __VA_ARGS__ }
+    #endif
+
+    /* The minimum of v[0:n] (n >= 1) as the scan `m = v[0]; m = v[i] < m ? v[i] : m` finds it:
+     * NaNs are skipped, unless v[0] is one (then the result is v[0]). */
+    OKSV_MULTI(double, ok_scan_min, (const double *restrict v, Py_ssize_t n), (v, n),
+        okv8d m, q;
+        okv8l lt;
+        Py_ssize_t i = 0, b_, nb = n / 8;
+        double r;
+        int k;
+        for (k = 0; k < 8; k++) m[k] = v[0];
+        for (b_ = 0; b_ < nb; b_++, i += 8) {
+            q = OKV_LOADD(v + i);
+            lt = q < m;
+            m = (okv8d)(OKV_SEL(lt, q, m));
+        }
+        r = m[0];
+        for (k = 1; k < 8; k++) r = m[k] < r ? m[k] : r;
+        for (; i < n; i++) r = v[i] < r ? v[i] : r;
+        return r;)
+
+    /* The first i with v[i] == x (-1: none). */
+    OKSV_MULTI(Py_ssize_t, ok_first_eq, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+        okv8d xv = {x, x, x, x, x, x, x, x};
+        okv8l e;
+        Py_ssize_t i = 0, b_, nb = n / 8;
+        for (b_ = 0; b_ < nb; b_++, i += 8) {
+            e = OKV_LOADD(v + i) == xv;
+            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
+        }
+        for (; i < n; i++)
+            if (v[i] == x) return i;
+        return -1;)
+
+    /* The first i with v[i] > x (-1: none). */
+    OKSV_MULTI(Py_ssize_t, ok_first_gt, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+        okv8d xv = {x, x, x, x, x, x, x, x};
+        okv8l e;
+        Py_ssize_t i = 0, b_, nb = n / 8;
+        for (b_ = 0; b_ < nb; b_++, i += 8) {
+            e = OKV_LOADD(v + i) > xv;
+            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
+        }
+        for (; i < n; i++)
+            if (v[i] > x) return i;
+        return -1;)
+
+    /* The first i with v[i] >= x (-1: none). */
+    OKSV_MULTI(Py_ssize_t, ok_first_ge, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+        okv8d xv = {x, x, x, x, x, x, x, x};
+        okv8l e;
+        Py_ssize_t i = 0, b_, nb = n / 8;
+        for (b_ = 0; b_ < nb; b_++, i += 8) {
+            e = OKV_LOADD(v + i) >= xv;
+            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
+        }
+        for (; i < n; i++)
+            if (v[i] >= x) return i;
+        return -1;)
+
+    /* The first i with a[i] == x for 64-bit integers (-1: none). */
+    OKSV_MULTI(Py_ssize_t, ok_find_i64, (const long long *restrict a, Py_ssize_t n, long long x), (a, n, x),
+        okv8l xv = {x, x, x, x, x, x, x, x}, e;
+        Py_ssize_t i = 0, b_, nb = n / 8;
+        for (b_ = 0; b_ < nb; b_++, i += 8) {
+            e = OKV_LOADL(a + i) == xv;
+            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
+        }
+        for (; i < n; i++)
+            if (a[i] == x) return i;
+        return -1;)
+    #endif
+    """
+    double ok_scan_min(const double* v, Py_ssize_t n) noexcept nogil
+    Py_ssize_t ok_first_eq(const double* v, Py_ssize_t n, double x) noexcept nogil
+    Py_ssize_t ok_first_gt(const double* v, Py_ssize_t n, double x) noexcept nogil
+    Py_ssize_t ok_first_ge(const double* v, Py_ssize_t n, double x) noexcept nogil
+    Py_ssize_t ok_find_i64(const long long* a, Py_ssize_t n, long long x) noexcept nogil
+
 # Rows of SVs are processed in fixed blocks of this many; each block's partial score is summed in
 # block order, so the result does not depend on how many threads computed the blocks.
 cdef enum:
