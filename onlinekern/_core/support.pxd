@@ -35,82 +35,71 @@ cdef extern from *:
     #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS { __VA_ARGS__ }
     #endif
 
+    /* Any lane of a mask set (three shuffle-or steps instead of eight lane extractions). */
+    #define OKV_ANY(m) ({ okv8l t_ = (m);                                                        \
+        t_ |= __builtin_shufflevector(t_, t_, 4, 5, 6, 7, 0, 1, 2, 3);                         \
+        t_ |= __builtin_shufflevector(t_, t_, 2, 3, 0, 1, 6, 7, 4, 5);                         \
+        t_ |= __builtin_shufflevector(t_, t_, 1, 0, 3, 2, 5, 4, 7, 6);                         \
+        t_[0] != 0; })
+
     /* The minimum of v[0:n] (n >= 1) as the scan `m = v[0]; m = v[i] < m ? v[i] : m` finds it:
-     * NaNs are skipped, unless v[0] is one (then the result is v[0]). */
+     * NaNs are skipped, unless v[0] is one (then the result is v[0]).  Four independent sets of
+     * eight lanes, so the compare-and-keep chains overlap. */
     OKSV_MULTI(double, ok_scan_min, (const double *restrict v, Py_ssize_t n), (v, n),
-        okv8d m, q;
-        okv8l lt;
-        Py_ssize_t i = 0, b_, nb = n / 8;
+        okv8d m0, m1, m2, m3, q;
+        Py_ssize_t i = 0, b_, nb = n / 32;
         double r;
         int k;
-        for (k = 0; k < 8; k++) m[k] = v[0];
-        for (b_ = 0; b_ < nb; b_++, i += 8) {
-            q = OKV_LOADD(v + i);
-            lt = q < m;
-            m = (okv8d)(OKV_SEL(lt, q, m));
+        for (k = 0; k < 8; k++) m0[k] = v[0];
+        m1 = m2 = m3 = m0;
+        for (b_ = 0; b_ < nb; b_++, i += 32) {
+            q = OKV_LOADD(v + i);      m0 = (okv8d)OKV_SEL(q < m0, q, m0);
+            q = OKV_LOADD(v + i + 8);  m1 = (okv8d)OKV_SEL(q < m1, q, m1);
+            q = OKV_LOADD(v + i + 16); m2 = (okv8d)OKV_SEL(q < m2, q, m2);
+            q = OKV_LOADD(v + i + 24); m3 = (okv8d)OKV_SEL(q < m3, q, m3);
         }
-        r = m[0];
-        for (k = 1; k < 8; k++) r = m[k] < r ? m[k] : r;
+        for (b_ = 0; b_ < (n - i) / 8; b_++) {
+            q = OKV_LOADD(v + i + 8 * b_);
+            m0 = (okv8d)OKV_SEL(q < m0, q, m0);
+        }
+        i += 8 * b_;
+        m0 = (okv8d)OKV_SEL(m1 < m0, m1, m0);
+        m2 = (okv8d)OKV_SEL(m3 < m2, m3, m2);
+        m0 = (okv8d)OKV_SEL(m2 < m0, m2, m0);
+        r = m0[0];
+        for (k = 1; k < 8; k++) r = m0[k] < r ? m0[k] : r;
         for (; i < n; i++) r = v[i] < r ? v[i] : r;
         return r;)
 
-    /* The first i with v[i] == x (-1: none). */
+    /* The first i < n with `v[i] OP x` (-1: none): 32 elements per test of the OR of their masks,
+     * then the scalar scan from the group that holds the first match. */
+    #define OKV_FIRST_BODY(T, VT, LOAD, OP)                                                      \
+        VT xv;                                                                                   \
+        Py_ssize_t i = 0, b_, nb = n / 32;                                                       \
+        int k;                                                                                   \
+        for (k = 0; k < 8; k++) xv[k] = x;                                                       \
+        for (b_ = 0; b_ < nb; b_++, i += 32)                                                     \
+            if (OKV_ANY((LOAD(v + i) OP xv) | (LOAD(v + i + 8) OP xv)                            \
+                        | (LOAD(v + i + 16) OP xv) | (LOAD(v + i + 24) OP xv)))                  \
+                break;                                                                           \
+        for (; i < n; i++)                                                                       \
+            if (v[i] OP x) return i;                                                             \
+        return -1;
     OKSV_MULTI(Py_ssize_t, ok_first_eq, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
-        okv8d xv = {x, x, x, x, x, x, x, x};
-        okv8l e;
-        Py_ssize_t i = 0, b_, nb = n / 8;
-        for (b_ = 0; b_ < nb; b_++, i += 8) {
-            e = OKV_LOADD(v + i) == xv;
-            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
-        }
-        for (; i < n; i++)
-            if (v[i] == x) return i;
-        return -1;)
-
-    /* The first i with v[i] > x (-1: none). */
+               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, ==))
     OKSV_MULTI(Py_ssize_t, ok_first_gt, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
-        okv8d xv = {x, x, x, x, x, x, x, x};
-        okv8l e;
-        Py_ssize_t i = 0, b_, nb = n / 8;
-        for (b_ = 0; b_ < nb; b_++, i += 8) {
-            e = OKV_LOADD(v + i) > xv;
-            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
-        }
-        for (; i < n; i++)
-            if (v[i] > x) return i;
-        return -1;)
-
-    /* The first i with v[i] >= x (-1: none). */
+               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >))
     OKSV_MULTI(Py_ssize_t, ok_first_ge, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
-        okv8d xv = {x, x, x, x, x, x, x, x};
-        okv8l e;
-        Py_ssize_t i = 0, b_, nb = n / 8;
-        for (b_ = 0; b_ < nb; b_++, i += 8) {
-            e = OKV_LOADD(v + i) >= xv;
-            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
-        }
-        for (; i < n; i++)
-            if (v[i] >= x) return i;
-        return -1;)
-
-    /* The first i with a[i] == x for 64-bit integers (-1: none). */
-    OKSV_MULTI(Py_ssize_t, ok_find_i64, (const long long *restrict a, Py_ssize_t n, long long x), (a, n, x),
-        okv8l xv = {x, x, x, x, x, x, x, x}, e;
-        Py_ssize_t i = 0, b_, nb = n / 8;
-        for (b_ = 0; b_ < nb; b_++, i += 8) {
-            e = OKV_LOADL(a + i) == xv;
-            if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) != 0) break;
-        }
-        for (; i < n; i++)
-            if (a[i] == x) return i;
-        return -1;)
+               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >=))
+    OKSV_MULTI(Py_ssize_t, ok_find_i64, (const long long *restrict v, Py_ssize_t n, long long x), (v, n, x),
+               OKV_FIRST_BODY(long long, okv8l, OKV_LOADL, ==))
     #endif
     """
     double ok_scan_min(const double* v, Py_ssize_t n) noexcept nogil
     Py_ssize_t ok_first_eq(const double* v, Py_ssize_t n, double x) noexcept nogil
     Py_ssize_t ok_first_gt(const double* v, Py_ssize_t n, double x) noexcept nogil
     Py_ssize_t ok_first_ge(const double* v, Py_ssize_t n, double x) noexcept nogil
-    Py_ssize_t ok_find_i64(const long long* a, Py_ssize_t n, long long x) noexcept nogil
+    Py_ssize_t ok_find_i64(const long long* v, Py_ssize_t n, long long x) noexcept nogil
 
 # Rows of SVs are processed in fixed blocks of this many; each block's partial score is summed in
 # block order, so the result does not depend on how many threads computed the blocks.

@@ -65,28 +65,51 @@ cdef extern from *:
 
     /* Among the i < n with v[i] <= limit, the one with the smallest stamp, the first slot on equal
      * stamps (-1: none) -- the scan `if v[i] <= limit and (best < 0 or stamp[i] < stamp[best])`.
-     * Eight lanes each keep their own first minimum; merging them by (stamp, slot) gives the
-     * scan's answer, and the tail continues the scan. */
+     * Four sets of eight lanes each keep their own first minimum (starting from LLONG_MAX);
+     * merging them by (stamp, slot) gives the scan's answer and the tail continues the scan.  A
+     * stamp of LLONG_MAX (never produced by the store's clock) cannot win a lane, so when the
+     * answer is such an SV or none, the plain scan decides. */
+    #define OKBSGD_LANE(s_, off)                                                                 \
+        st = OKV_LOADL(stamp + i + off);                                                         \
+        e = (OKV_LOADD(v + i + off) <= lim) & (st < bs[s_]);                                     \
+        bs[s_] = OKV_SEL(e, st, bs[s_]);                                                         \
+        bi[s_] = OKV_SEL(e, ix + off, bi[s_]);
     OKSV_MULTI(Py_ssize_t, okbsgd_oldest_le, (const double *restrict v, const long long *restrict stamp,
                                               Py_ssize_t n, double limit), (v, stamp, n, limit),
-        okv8d lim = {limit, limit, limit, limit, limit, limit, limit, limit};
-        okv8l bs, bi, e, st, ix = {0, 1, 2, 3, 4, 5, 6, 7}, eight = {8, 8, 8, 8, 8, 8, 8, 8};
-        Py_ssize_t i = 0, b_, nb = n / 8, best = -1;
-        int k;
-        for (k = 0; k < 8; k++) { bs[k] = LLONG_MAX; bi[k] = -1; }
-        for (b_ = 0; b_ < nb; b_++, i += 8) {
-            st = OKV_LOADL(stamp + i);
-            e = (OKV_LOADD(v + i) <= lim) & ((st < bs) | (bi < 0));
-            bs = OKV_SEL(e, st, bs);
-            bi = OKV_SEL(e, ix, bi);
-            ix += eight;
+        okv8d lim;
+        okv8l bs[4], bi[4], e, st, ix = {0, 1, 2, 3, 4, 5, 6, 7};
+        Py_ssize_t i = 0, b_, nb = n / 32, best = -1, j;
+        int k, s;
+        for (k = 0; k < 8; k++) {
+            lim[k] = limit;
+            for (s = 0; s < 4; s++) { bs[s][k] = LLONG_MAX; bi[s][k] = -1; }
         }
-        for (k = 0; k < 8; k++)
-            if (bi[k] >= 0 && (best < 0 || bs[k] < stamp[best] || (bs[k] == stamp[best] && bi[k] < best)))
-                best = (Py_ssize_t)bi[k];
+        for (b_ = 0; b_ < nb; b_++, i += 32) {
+            OKBSGD_LANE(0, 0)
+            OKBSGD_LANE(1, 8)
+            OKBSGD_LANE(2, 16)
+            OKBSGD_LANE(3, 24)
+            ix += 32;
+        }
+        for (nb = (n - i) / 8, b_ = 0; b_ < nb; b_++, i += 8) {
+            OKBSGD_LANE(0, 0)
+            ix += 8;
+        }
+        for (s = 0; s < 4; s++)
+            for (k = 0; k < 8; k++) {
+                j = (Py_ssize_t)bi[s][k];
+                if (j >= 0 && (best < 0 || stamp[j] < stamp[best] || (stamp[j] == stamp[best] && j < best)))
+                    best = j;
+            }
         for (; i < n; i++)
             if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))
                 best = i;
+        if (best < 0 || stamp[best] == LLONG_MAX) {
+            best = -1;
+            for (i = 0; i < n; i++)
+                if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))
+                    best = i;
+        }
         return best;)
     """
     void okbsgd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
