@@ -102,11 +102,52 @@ cdef extern from *:
             for (Py_ssize_t i = 0; i < n; i++) den[i] = 1.0 - p[i];
         else
             for (Py_ssize_t i = 0; i < n; i++) den[i] = cp * norms[i];)
+
+    /* BOGD++ with one coefficient per SV and p unclamped: the cumulative sum of p in insertion
+     * order (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for eight slots per eight
+     * positions (den = c_p norm_i), so the vector work hides in the latency of the sequential
+     * adds.  The same operations as okbogd_dens + okbogd_rescale, in vector extensions. */
+    OKSV_MULTI(double, okbogd_cum_rescale, (double *restrict coef, double scale, const long long *restrict pos,
+                                            const double *restrict ps, const double *restrict norms, double cp,
+                                            double bound, Py_ssize_t n, double *restrict p, double *restrict cum),
+               (coef, scale, pos, ps, norms, cp, bound, n, p, cum),
+        okv8d sv, cpv, bv, nbv, zero, av, qv;
+        double c = 0.0, a, q;
+        Py_ssize_t j = 0, b_, nb = n / 8;
+        int k;
+        for (k = 0; k < 8; k++) { sv[k] = scale; cpv[k] = cp; bv[k] = bound; nbv[k] = -bound; zero[k] = 0.0; }
+        for (b_ = 0; b_ < nb; b_++, j += 8) {
+            av = sv * OKV_LOADD(coef + j);
+            qv = av / (cpv * OKV_LOADD(norms + j));
+            av = (okv8d)OKV_SEL(av != zero, qv, av);
+            av = (okv8d)OKV_SEL(av > bv, bv, OKV_SEL(av < nbv, nbv, av));
+            av = av / sv;
+            memcpy(coef + j, &av, sizeof av);
+            for (k = 0; k < 8; k++) {
+                p[j + k] = ps[pos[j + k]];
+                c += p[j + k];
+                cum[j + k] = c;
+            }
+        }
+        for (; j < n; j++) {
+            a = scale * coef[j];
+            q = a / (cp * norms[j]);
+            a = a != 0.0 ? q : a;
+            a = a > bound ? bound : (a < -bound ? -bound : a);
+            coef[j] = a / scale;
+            p[j] = ps[pos[j]];
+            c += p[j];
+            cum[j] = c;
+        }
+        return c;)
     """
     void okbogd_rescale(double* coef, double scale, int C, Py_ssize_t n, const double* den, double den0,
                         double bound) noexcept nogil
     void okbogd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
     int okbogd_probs(const double* norms, double cp, Py_ssize_t n, double* p) noexcept nogil
+    double okbogd_cum_rescale(double* coef, double scale, const long long* pos, const double* ps,
+                              const double* norms, double cp, double bound, Py_ssize_t n, double* p,
+                              double* cum) noexcept nogil
     void okbogd_dens(const double* p, const double* norms, double cp, int clamped, Py_ssize_t n,
                      double* den) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
@@ -261,7 +302,7 @@ cdef class BOGDCore(KernelCore):
         cdef Py_ssize_t n = self.sv.n, j, r, i
         cdef int C = self.n_outputs
         cdef double cp = 0.0, bound = self.eta * self.coef_bound, u, cum, total, s
-        cdef bint clamped = True
+        cdef bint clamped = True, fused
         cdef double* ps = self.ps
         cdef long long* pos = self.pos
         if self.sampling == SAMPLING_UNIFORM:
@@ -291,11 +332,16 @@ cdef class BOGDCore(KernelCore):
                         s += ps[i]
                     for i in range(n):
                         ps[i] = ps[i] / s
-            cum = 0.0                                          # 5. c = cumsum(p)
-            for j in range(n):
-                self.p[j] = ps[pos[j]]
-                cum += self.p[j]
-                self.cum[j] = cum
+            fused = C == 1 and not clamped
+            if fused:                                          # 5. c = cumsum(p), with 6.
+                cum = okbogd_cum_rescale(self.sv.coef, self.sv.scale, pos, ps, self.norms, cp, bound, n,
+                                         self.p, self.cum)
+            else:
+                cum = 0.0                                      # 5. c = cumsum(p)
+                for j in range(n):
+                    self.p[j] = ps[pos[j]]
+                    cum += self.p[j]
+                    self.cum[j] = cum
             u = self.rng.random() * cum
             r = ok_first_gt(self.cum, n, u)
             if r < 0:                                          # rounding guard: last p_j > 0
@@ -303,8 +349,9 @@ cdef class BOGDCore(KernelCore):
                 while r > 0 and self.p[r] == 0.0:
                     r -= 1
             # 6. (BOGD++ without clamping: alpha_i / (c_p ||alpha_i||) = 1 - p_i before rounding)
-            okbogd_dens(ps, self.norms, cp, clamped, n, self.den)
-            okbogd_rescale(self.sv.coef, self.sv.scale, C, n, self.den, 1.0, bound)
+            if not fused:
+                okbogd_dens(ps, self.norms, cp, clamped, n, self.den)
+                okbogd_rescale(self.sv.coef, self.sv.scale, C, n, self.den, 1.0, bound)
         self.n_p = n
         self.remove_position(r)                                # 7.
         self.n_removals += 1
