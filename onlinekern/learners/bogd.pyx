@@ -103,6 +103,42 @@ cdef extern from *:
         else
             for (Py_ssize_t i = 0; i < n; i++) den[i] = cp * norms[i];)
 
+    /* BOGD++ with one coefficient per SV: the norms ||alpha_i|| = sqrt(0 + a_i^2) by insertion
+     * position, eight gathered at a time and stored by slot, fused with their total in insertion
+     * order, so the gathers hide in the latency of the sequential adds.  sqrt(RN(a^2)) = |a|
+     * exactly in binary floating point when a^2 neither overflows nor underflows (Boldo, "Stupid
+     * is as stupid does: taking the square root of the square of a floating-point number",
+     * 2015), so lanes with 2^-500 < |a| < 2^500 take |a| and the others (0, tiny, huge, inf,
+     * NaN) the square root itself: the same values as okbogd_norms. */
+    OKSV_MULTI(double, okbogd_total, (const double *restrict coef, double scale, const long long *restrict pos,
+                                      Py_ssize_t n, double *restrict norms), (coef, scale, pos, n, norms),
+        okv8d av, lo, hi;
+        okv8l absm, ok;
+        double t = 0.0, a;
+        Py_ssize_t j = 0, b_, nb = n / 8;
+        int k;
+        for (k = 0; k < 8; k++) { lo[k] = 0x1p-500; hi[k] = 0x1p500; absm[k] = 0x7fffffffffffffffLL; }
+        for (b_ = 0; b_ < nb; b_++, j += 8) {
+            for (k = 0; k < 8; k++) av[k] = coef[pos[j + k]];
+            for (k = 0; k < 8; k++) av[k] = scale * av[k];
+            av = (okv8d)((okv8l)av & absm);
+            ok = (av > lo) & (av < hi);
+            if (OKV_ANY(~ok))
+                for (k = 0; k < 8; k++)
+                    if (!ok[k]) { a = av[k]; av[k] = sqrt(0.0 + a * a); }
+            for (k = 0; k < 8; k++) {
+                norms[pos[j + k]] = av[k];
+                t += av[k];
+            }
+        }
+        for (; j < n; j++) {
+            a = scale * coef[pos[j]];
+            a = sqrt(0.0 + a * a);
+            norms[pos[j]] = a;
+            t += a;
+        }
+        return t;)
+
     /* BOGD++ with one coefficient per SV and p unclamped: the cumulative sum of p in insertion
      * order (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for eight slots per eight
      * positions (den = c_p norm_i), so the vector work hides in the latency of the sequential
@@ -145,6 +181,8 @@ cdef extern from *:
                         double bound) noexcept nogil
     void okbogd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
     int okbogd_probs(const double* norms, double cp, Py_ssize_t n, double* p) noexcept nogil
+    double okbogd_total(const double* coef, double scale, const long long* pos, Py_ssize_t n,
+                        double* norms) noexcept nogil
     double okbogd_cum_rescale(double* coef, double scale, const long long* pos, const double* ps,
                               const double* norms, double cp, double bound, Py_ssize_t n, double* p,
                               double* cum) noexcept nogil
@@ -313,10 +351,13 @@ cdef class BOGDCore(KernelCore):
             okbogd_rescale(self.sv.coef, self.sv.scale, C, n, NULL, 1.0 - 1.0 / n, bound)
         else:
             self.p_uniform = False
-            okbogd_norms(self.sv.coef, self.sv.scale, C, n, self.norms)        # 4., by slot
-            total = 0.0
-            for j in range(n):                                 # insertion order (§1.1)
-                total += self.norms[pos[j]]
+            if C == 1:                                         # 4. norms by slot, their total
+                total = okbogd_total(self.sv.coef, self.sv.scale, pos, n, self.norms)   # in insertion
+            else:                                                                        # order (§1.1)
+                okbogd_norms(self.sv.coef, self.sv.scale, C, n, self.norms)
+                total = 0.0
+                for j in range(n):
+                    total += self.norms[pos[j]]
             if not total > 0.0:
                 for i in range(n):
                     ps[i] = 1.0 / n
