@@ -36,10 +36,15 @@ cdef extern from *:
     #endif
 
     /* Any lane of a mask set (three shuffle-or steps instead of eight lane extractions). */
+    #if defined(__clang__) || __GNUC__ >= 12
+    #define OKV_SWAP(t, a, b, c, d, e, f, g, h) __builtin_shufflevector(t, t, a, b, c, d, e, f, g, h)
+    #else
+    #define OKV_SWAP(t, a, b, c, d, e, f, g, h) __builtin_shuffle(t, (okv8l){a, b, c, d, e, f, g, h})
+    #endif
     #define OKV_ANY(m) ({ okv8l t_ = (m);                                                        \
-        t_ |= __builtin_shufflevector(t_, t_, 4, 5, 6, 7, 0, 1, 2, 3);                         \
-        t_ |= __builtin_shufflevector(t_, t_, 2, 3, 0, 1, 6, 7, 4, 5);                         \
-        t_ |= __builtin_shufflevector(t_, t_, 1, 0, 3, 2, 5, 4, 7, 6);                         \
+        t_ |= OKV_SWAP(t_, 4, 5, 6, 7, 0, 1, 2, 3);                                              \
+        t_ |= OKV_SWAP(t_, 2, 3, 0, 1, 6, 7, 4, 5);                                              \
+        t_ |= OKV_SWAP(t_, 1, 0, 3, 2, 5, 4, 7, 6);                                              \
         t_[0] != 0; })
 
     /* The minimum of v[0:n] (n >= 1) as the scan `m = v[0]; m = v[i] < m ? v[i] : m` finds it:
