@@ -18,7 +18,7 @@ Kernel OGD (§3.2) with a hard budget B kept by random removal with unbiased res
    an alpha_i = 0 staying 0), then every component is clipped to [-eta gamma_c, eta gamma_c].
 7. Delete r; append (x_t, -eta g).
 """
-from libc.math cimport sqrt, isfinite
+from libc.math cimport isfinite
 from libc.string cimport memmove
 
 from onlinekern._core.support cimport KernelCore, ok_first_gt, ok_find_i64
@@ -351,9 +351,10 @@ cdef class BOGDCore(KernelCore):
             okbogd_rescale(self.sv.coef, self.sv.scale, C, n, NULL, 1.0 - 1.0 / n, bound)
         else:
             self.p_uniform = False
-            if C == 1:                                         # 4. norms by slot, their total
-                total = okbogd_total(self.sv.coef, self.sv.scale, pos, n, self.norms)   # in insertion
-            else:                                                                        # order (§1.1)
+            # 4. the norms by slot and their total in insertion order (§1.1)
+            if C == 1:
+                total = okbogd_total(self.sv.coef, self.sv.scale, pos, n, self.norms)
+            else:
                 okbogd_norms(self.sv.coef, self.sv.scale, C, n, self.norms)
                 total = 0.0
                 for j in range(n):
