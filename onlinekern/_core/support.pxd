@@ -1,5 +1,111 @@
 from onlinekern._core.learner cimport LearnerCore
 
+# Vectorised scans for the learners' O(S) budget-maintenance passes.  Each gives exactly the
+# result of the sequential loop it replaces (a minimum and a comparison are exact, so splitting the
+# scan into lanes changes no bit, and NaN and signed zeros behave as in the scan), so results do not
+# depend on the SIMD level.  The bodies use GCC vector extensions, compiled per level with target
+# attributes and chosen at run time like ok_vmath.h's kernels: Cython's loops over these arrays
+# stay scalar (no aliasing information, a minimum with a data-dependent index), and gcc cannot
+# vectorise a floating-point minimum reduction without -ffast-math.  OKSV_MULTI(ret, name,
+# (params), (args), body...) defines name() and its three compiled versions; learners use it for
+# their own fused passes too.
+cdef extern from *:
+    """
+    #include "ok_vmath.h"
+    #ifndef OK_SUPPORT_SCANS
+    #define OK_SUPPORT_SCANS
+    #include <limits.h>
+    typedef double okv8d __attribute__((vector_size(64)));
+    typedef long long okv8l __attribute__((vector_size(64)));
+    #define OKV_LOADD(p) ({ okv8d v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKV_LOADL(p) ({ okv8l v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKV_SEL(mask, a, b) (((mask) & (okv8l)(a)) | (~(mask) & (okv8l)(b)))  /* mask ? a : b */
+    #ifdef OK_X86
+    #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...)                                              \
+        static RET NAME##_base_ PARAMS { __VA_ARGS__ }                                          \
+        __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { __VA_ARGS__ }     \
+        __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { __VA_ARGS__ }    \
+        static RET NAME PARAMS {                                                                \
+            int level_ = ok_level_ >= 0 ? ok_level_ : ok_simd_level();                          \
+            if (level_ == 2) return NAME##_avx512_ ARGS;                                        \
+            if (level_ == 1) return NAME##_avx2_ ARGS;                                          \
+            return NAME##_base_ ARGS;                                                           \
+        }
+    #else
+    #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS { __VA_ARGS__ }
+    #endif
+
+    /* Any lane of a mask set (three shuffle-or steps instead of eight lane extractions). */
+    #if defined(__clang__) || __GNUC__ >= 12
+    #define OKV_SWAP(t, a, b, c, d, e, f, g, h) __builtin_shufflevector(t, t, a, b, c, d, e, f, g, h)
+    #else
+    #define OKV_SWAP(t, a, b, c, d, e, f, g, h) __builtin_shuffle(t, (okv8l){a, b, c, d, e, f, g, h})
+    #endif
+    #define OKV_ANY(m) ({ okv8l t_ = (m);                                                        \
+        t_ |= OKV_SWAP(t_, 4, 5, 6, 7, 0, 1, 2, 3);                                              \
+        t_ |= OKV_SWAP(t_, 2, 3, 0, 1, 6, 7, 4, 5);                                              \
+        t_ |= OKV_SWAP(t_, 1, 0, 3, 2, 5, 4, 7, 6);                                              \
+        t_[0] != 0; })
+
+    /* The minimum of v[0:n] (n >= 1) as the scan `m = v[0]; m = v[i] < m ? v[i] : m` finds it:
+     * NaNs are skipped, unless v[0] is one (then the result is v[0]).  Four independent sets of
+     * eight lanes, so the compare-and-keep chains overlap. */
+    OKSV_MULTI(double, ok_scan_min, (const double *restrict v, Py_ssize_t n), (v, n),
+        okv8d m0, m1, m2, m3, q;
+        Py_ssize_t i = 0, b_, nb = n / 32;
+        double r;
+        int k;
+        for (k = 0; k < 8; k++) m0[k] = v[0];
+        m1 = m2 = m3 = m0;
+        for (b_ = 0; b_ < nb; b_++, i += 32) {
+            q = OKV_LOADD(v + i);      m0 = (okv8d)OKV_SEL(q < m0, q, m0);
+            q = OKV_LOADD(v + i + 8);  m1 = (okv8d)OKV_SEL(q < m1, q, m1);
+            q = OKV_LOADD(v + i + 16); m2 = (okv8d)OKV_SEL(q < m2, q, m2);
+            q = OKV_LOADD(v + i + 24); m3 = (okv8d)OKV_SEL(q < m3, q, m3);
+        }
+        for (b_ = 0; b_ < (n - i) / 8; b_++) {
+            q = OKV_LOADD(v + i + 8 * b_);
+            m0 = (okv8d)OKV_SEL(q < m0, q, m0);
+        }
+        i += 8 * b_;
+        m0 = (okv8d)OKV_SEL(m1 < m0, m1, m0);
+        m2 = (okv8d)OKV_SEL(m3 < m2, m3, m2);
+        m0 = (okv8d)OKV_SEL(m2 < m0, m2, m0);
+        r = m0[0];
+        for (k = 1; k < 8; k++) r = m0[k] < r ? m0[k] : r;
+        for (; i < n; i++) r = v[i] < r ? v[i] : r;
+        return r;)
+
+    /* The first i < n with `v[i] OP x` (-1: none): 32 elements per test of the OR of their masks,
+     * then the scalar scan from the group that holds the first match. */
+    #define OKV_FIRST_BODY(T, VT, LOAD, OP)                                                      \
+        VT xv;                                                                                   \
+        Py_ssize_t i = 0, b_, nb = n / 32;                                                       \
+        int k;                                                                                   \
+        for (k = 0; k < 8; k++) xv[k] = x;                                                       \
+        for (b_ = 0; b_ < nb; b_++, i += 32)                                                     \
+            if (OKV_ANY((LOAD(v + i) OP xv) | (LOAD(v + i + 8) OP xv)                            \
+                        | (LOAD(v + i + 16) OP xv) | (LOAD(v + i + 24) OP xv)))                  \
+                break;                                                                           \
+        for (; i < n; i++)                                                                       \
+            if (v[i] OP x) return i;                                                             \
+        return -1;
+    OKSV_MULTI(Py_ssize_t, ok_first_eq, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, ==))
+    OKSV_MULTI(Py_ssize_t, ok_first_gt, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >))
+    OKSV_MULTI(Py_ssize_t, ok_first_ge, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >=))
+    OKSV_MULTI(Py_ssize_t, ok_find_i64, (const long long *restrict v, Py_ssize_t n, long long x), (v, n, x),
+               OKV_FIRST_BODY(long long, okv8l, OKV_LOADL, ==))
+    #endif
+    """
+    double ok_scan_min(const double* v, Py_ssize_t n) noexcept nogil
+    Py_ssize_t ok_first_eq(const double* v, Py_ssize_t n, double x) noexcept nogil
+    Py_ssize_t ok_first_gt(const double* v, Py_ssize_t n, double x) noexcept nogil
+    Py_ssize_t ok_first_ge(const double* v, Py_ssize_t n, double x) noexcept nogil
+    Py_ssize_t ok_find_i64(const long long* v, Py_ssize_t n, long long x) noexcept nogil
+
 # Rows of SVs are processed in fixed blocks of this many; each block's partial score is summed in
 # block order, so the result does not depend on how many threads computed the blocks.
 cdef enum:

@@ -18,10 +18,176 @@ Kernel OGD (§3.2) with a hard budget B kept by random removal with unbiased res
    an alpha_i = 0 staying 0), then every component is clipped to [-eta gamma_c, eta gamma_c].
 7. Delete r; append (x_t, -eta g).
 """
-from libc.math cimport sqrt, isfinite
+from libc.math cimport isfinite
 from libc.string cimport memmove
 
-from onlinekern._core.support cimport KernelCore, sv_alpha, sv_set_alpha
+from onlinekern._core.support cimport KernelCore, ok_first_gt, ok_find_i64
+
+cdef extern from *:
+    """
+    /* Step 6 for every coefficient: a = scale coef; a / den unless a = 0; clipped to [-bound,
+     * bound]; stored back as a / scale -- the scalar rule's operations in its order, as
+     * elementwise loops gcc vectorises (the division is computed for a = 0 too and discarded).
+     * den[i] per slot (C coefficients each), or the constant den0 when den is NULL. */
+    OKSV_MULTI(void, okbogd_rescale, (double *restrict coef, double scale, int C, Py_ssize_t n,
+                                      const double *restrict den, double den0, double bound),
+               (coef, scale, C, n, den, den0, bound),
+        double a, q;
+        if (den == NULL) {
+            for (Py_ssize_t i = 0; i < n * C; i++) {
+                a = scale * coef[i];
+                q = a / den0;
+                a = a != 0.0 ? q : a;
+                a = a > bound ? bound : (a < -bound ? -bound : a);
+                coef[i] = a / scale;
+            }
+            return;
+        }
+        if (C == 1) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                a = scale * coef[i];
+                q = a / den[i];
+                a = a != 0.0 ? q : a;
+                a = a > bound ? bound : (a < -bound ? -bound : a);
+                coef[i] = a / scale;
+            }
+            return;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            for (int c = 0; c < C; c++) {
+                a = scale * coef[i * C + c];
+                q = a / den[i];
+                a = a != 0.0 ? q : a;
+                a = a > bound ? bound : (a < -bound ? -bound : a);
+                coef[i * C + c] = a / scale;
+            })
+
+    /* ||alpha_i|| sqrt(k_ii) = sqrt(sum_c (scale coef_ic)^2) per slot (k_ii = 1), summed from 0 in
+     * class order as the scalar loop did. */
+    OKSV_MULTI(void, okbogd_norms, (const double *restrict coef, double scale, int C, Py_ssize_t n,
+                                    double *restrict out), (coef, scale, C, n, out),
+        double s, a;
+        if (C == 1) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                a = scale * coef[i];
+                out[i] = sqrt(0.0 + a * a);
+            }
+            return;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            s = 0.0;
+            for (int c = 0; c < C; c++) {
+                a = scale * coef[i * C + c];
+                s = s + a * a;
+            }
+            out[i] = sqrt(s);
+        })
+
+    /* p_i = 1 - cp norm_i per slot; returns 1 if some p_i < 0. */
+    OKSV_MULTI(int, okbogd_probs, (const double *restrict norms, double cp, Py_ssize_t n,
+                                   double *restrict p), (norms, cp, n, p),
+        int neg = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            p[i] = 1.0 - cp * norms[i];
+            neg |= p[i] < 0.0;
+        }
+        return neg;)
+
+    /* The denominators of step 6 per slot: 1 - p_i (p clamped, renormalised or uniform), else
+     * c_p norm_i. */
+    OKSV_MULTI(void, okbogd_dens, (const double *restrict p, const double *restrict norms, double cp,
+                                   int clamped, Py_ssize_t n, double *restrict den),
+               (p, norms, cp, clamped, n, den),
+        if (clamped)
+            for (Py_ssize_t i = 0; i < n; i++) den[i] = 1.0 - p[i];
+        else
+            for (Py_ssize_t i = 0; i < n; i++) den[i] = cp * norms[i];)
+
+    /* BOGD++ with one coefficient per SV: the norms ||alpha_i|| = sqrt(0 + a_i^2) by insertion
+     * position, eight gathered at a time and stored by slot, fused with their total in insertion
+     * order, so the gathers hide in the latency of the sequential adds.  sqrt(RN(a^2)) = |a|
+     * exactly in binary floating point when a^2 neither overflows nor underflows (Boldo, "Stupid
+     * is as stupid does: taking the square root of the square of a floating-point number",
+     * 2015), so lanes with 2^-500 < |a| < 2^500 take |a| and the others (0, tiny, huge, inf,
+     * NaN) the square root itself: the same values as okbogd_norms. */
+    OKSV_MULTI(double, okbogd_total, (const double *restrict coef, double scale, const long long *restrict pos,
+                                      Py_ssize_t n, double *restrict norms), (coef, scale, pos, n, norms),
+        okv8d av, lo, hi;
+        okv8l absm, ok;
+        double t = 0.0, a;
+        Py_ssize_t j = 0, b_, nb = n / 8;
+        int k;
+        for (k = 0; k < 8; k++) { lo[k] = 0x1p-500; hi[k] = 0x1p500; absm[k] = 0x7fffffffffffffffLL; }
+        for (b_ = 0; b_ < nb; b_++, j += 8) {
+            for (k = 0; k < 8; k++) av[k] = coef[pos[j + k]];
+            for (k = 0; k < 8; k++) av[k] = scale * av[k];
+            av = (okv8d)((okv8l)av & absm);
+            ok = (av > lo) & (av < hi);
+            if (OKV_ANY(~ok))
+                for (k = 0; k < 8; k++)
+                    if (!ok[k]) { a = av[k]; av[k] = sqrt(0.0 + a * a); }
+            for (k = 0; k < 8; k++) {
+                norms[pos[j + k]] = av[k];
+                t += av[k];
+            }
+        }
+        for (; j < n; j++) {
+            a = scale * coef[pos[j]];
+            a = sqrt(0.0 + a * a);
+            norms[pos[j]] = a;
+            t += a;
+        }
+        return t;)
+
+    /* BOGD++ with one coefficient per SV and p unclamped: the cumulative sum of p in insertion
+     * order (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for eight slots per eight
+     * positions (den = c_p norm_i), so the vector work hides in the latency of the sequential
+     * adds.  The same operations as okbogd_dens + okbogd_rescale, in vector extensions. */
+    OKSV_MULTI(double, okbogd_cum_rescale, (double *restrict coef, double scale, const long long *restrict pos,
+                                            const double *restrict ps, const double *restrict norms, double cp,
+                                            double bound, Py_ssize_t n, double *restrict p, double *restrict cum),
+               (coef, scale, pos, ps, norms, cp, bound, n, p, cum),
+        okv8d sv, cpv, bv, nbv, zero, av, qv;
+        double c = 0.0, a, q;
+        Py_ssize_t j = 0, b_, nb = n / 8;
+        int k;
+        for (k = 0; k < 8; k++) { sv[k] = scale; cpv[k] = cp; bv[k] = bound; nbv[k] = -bound; zero[k] = 0.0; }
+        for (b_ = 0; b_ < nb; b_++, j += 8) {
+            av = sv * OKV_LOADD(coef + j);
+            qv = av / (cpv * OKV_LOADD(norms + j));
+            av = (okv8d)OKV_SEL(av != zero, qv, av);
+            av = (okv8d)OKV_SEL(av > bv, bv, OKV_SEL(av < nbv, nbv, av));
+            av = av / sv;
+            memcpy(coef + j, &av, sizeof av);
+            for (k = 0; k < 8; k++) {
+                p[j + k] = ps[pos[j + k]];
+                c += p[j + k];
+                cum[j + k] = c;
+            }
+        }
+        for (; j < n; j++) {
+            a = scale * coef[j];
+            q = a / (cp * norms[j]);
+            a = a != 0.0 ? q : a;
+            a = a > bound ? bound : (a < -bound ? -bound : a);
+            coef[j] = a / scale;
+            p[j] = ps[pos[j]];
+            c += p[j];
+            cum[j] = c;
+        }
+        return c;)
+    """
+    void okbogd_rescale(double* coef, double scale, int C, Py_ssize_t n, const double* den, double den0,
+                        double bound) noexcept nogil
+    void okbogd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
+    int okbogd_probs(const double* norms, double cp, Py_ssize_t n, double* p) noexcept nogil
+    double okbogd_total(const double* coef, double scale, const long long* pos, Py_ssize_t n,
+                        double* norms) noexcept nogil
+    double okbogd_cum_rescale(double* coef, double scale, const long long* pos, const double* ps,
+                              const double* norms, double cp, double bound, Py_ssize_t n, double* p,
+                              double* cum) noexcept nogil
+    void okbogd_dens(const double* p, const double* norms, double cp, int clamped, Py_ssize_t n,
+                     double* den) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.rng cimport RandomStream
 
@@ -105,8 +271,12 @@ cdef class BOGDCore(KernelCore):
     cdef object buf_                  # scratch arrays below (kept alive here)
     cdef long long* pos               # budget: slot of the SV at insertion position j (0 = oldest)
     cdef double* p                    # budget: removal probabilities of the last removal step
-    cdef double* norms                # budget: ||alpha_i|| by insertion position
+    cdef double* norms                # budget: ||alpha_i|| by slot
+    cdef double* ps                   # budget: removal probabilities by slot
+    cdef double* cum                  # budget: their cumulative sum in insertion order
+    cdef double* den                  # budget: rescaling denominators by slot
     cdef public Py_ssize_t n_p        # length of the last p (0 before any removal)
+    cdef bint p_uniform               # the last removal drew uniformly (p_j = 1/n_p)
     cdef public long long n_removals
 
     def _setup_budget(self, Py_ssize_t budget, int sampling, double eta, double lam, double coef_bound, seed,
@@ -126,15 +296,19 @@ cdef class BOGDCore(KernelCore):
         self.sampling = sampling
         self.eta, self.lam, self.coef_bound = eta, lam, coef_bound
         self.rng = RandomStream(seed, CHOICE, state=rng_state)
-        self.buf_ = (np.zeros(budget, dtype=np.int64), np.zeros(budget), np.zeros(budget))
+        self.buf_ = (np.zeros(budget, dtype=np.int64), np.zeros(5 * budget))
         cdef long long[::1] a = self.buf_[0]
-        cdef double[::1] b = self.buf_[1], c = self.buf_[2]
+        cdef double[::1] b = self.buf_[1]
         self.pos = &a[0]
         self.p = &b[0]
-        self.norms = &c[0]
+        self.norms = &b[budget]
+        self.ps = &b[2 * budget]
+        self.cum = &b[3 * budget]
+        self.den = &b[4 * budget]
         order = self.sv.insertion_order
         self.buf_[0][:len(order)] = order
         self.n_p = 0
+        self.p_uniform = False
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* g = self.grad_buf
@@ -159,57 +333,68 @@ cdef class BOGDCore(KernelCore):
         return 0
 
     cdef void remove_one(self) noexcept nogil:
-        cdef Py_ssize_t n = self.sv.n, j, r = 0, slot
-        cdef int c, C = self.n_outputs
-        cdef double a, s, den, cp = 0.0, bound = self.eta * self.coef_bound, u, cum, total
-        cdef bint clamped = True
+        # The same operations as the rule of the module docstring, arranged so that every O(S)
+        # pass is elementwise over the slots (vectorised C above) and only the sums that are
+        # defined in insertion order stay sequential: the total of the norms, the sum of clamped p
+        # and the cumulative sum, which is kept so that the draw is one vector search.
+        cdef Py_ssize_t n = self.sv.n, j, r, i
+        cdef int C = self.n_outputs
+        cdef double cp = 0.0, bound = self.eta * self.coef_bound, u, cum, total, s
+        cdef bint clamped = True, fused
+        cdef double* ps = self.ps
+        cdef long long* pos = self.pos
         if self.sampling == SAMPLING_UNIFORM:
-            for j in range(n):
-                self.p[j] = 1.0 / n
+            # p_j = 1/n for every position (last_probabilities builds it when asked)
             r = self.rng.integers(n)
+            self.p_uniform = True
+            # 6. with den = 1 - p_j; slot pos[r] is rescaled too, and deleted below
+            okbogd_rescale(self.sv.coef, self.sv.scale, C, n, NULL, 1.0 - 1.0 / n, bound)
         else:
-            for j in range(n):
-                slot = self.pos[j]
-                s = 0.0
-                for c in range(C):
-                    a = sv_alpha(self.sv, slot, c)
-                    s = s + a * a
-                self.norms[j] = sqrt(s)                        # sqrt(k_jj) = 1
-            clamped = nonuniform_probabilities(self.norms, n, self.p, &cp)
-            total = 0.0
-            for j in range(n):
-                total += self.p[j]
-            u = self.rng.random() * total
-            cum = 0.0
-            r = -1
-            for j in range(n):
-                cum += self.p[j]
-                if cum > u:
-                    r = j
-                    break
+            self.p_uniform = False
+            # 4. the norms by slot and their total in insertion order (§1.1)
+            if C == 1:
+                total = okbogd_total(self.sv.coef, self.sv.scale, pos, n, self.norms)
+            else:
+                okbogd_norms(self.sv.coef, self.sv.scale, C, n, self.norms)
+                total = 0.0
+                for j in range(n):
+                    total += self.norms[pos[j]]
+            if not total > 0.0:
+                for i in range(n):
+                    ps[i] = 1.0 / n
+            else:
+                cp = (n - 1) / total
+                clamped = okbogd_probs(self.norms, cp, n, ps)
+                if clamped:
+                    s = 0.0
+                    for j in range(n):
+                        i = pos[j]
+                        if ps[i] < 0.0:
+                            ps[i] = 0.0
+                        s += ps[i]
+                    for i in range(n):
+                        ps[i] = ps[i] / s
+            fused = C == 1 and not clamped
+            if fused:                                          # 5. c = cumsum(p), with 6.
+                cum = okbogd_cum_rescale(self.sv.coef, self.sv.scale, pos, ps, self.norms, cp, bound, n,
+                                         self.p, self.cum)
+            else:
+                cum = 0.0                                      # 5. c = cumsum(p)
+                for j in range(n):
+                    self.p[j] = ps[pos[j]]
+                    cum += self.p[j]
+                    self.cum[j] = cum
+            u = self.rng.random() * cum
+            r = ok_first_gt(self.cum, n, u)
             if r < 0:                                          # rounding guard: last p_j > 0
                 r = n - 1
                 while r > 0 and self.p[r] == 0.0:
                     r -= 1
+            # 6. (BOGD++ without clamping: alpha_i / (c_p ||alpha_i||) = 1 - p_i before rounding)
+            if not fused:
+                okbogd_dens(ps, self.norms, cp, clamped, n, self.den)
+                okbogd_rescale(self.sv.coef, self.sv.scale, C, n, self.den, 1.0, bound)
         self.n_p = n
-        # 6. unbiased rescaling of the survivors, then the clip at eta gamma_c
-        for j in range(n):
-            if j == r:
-                continue
-            slot = self.pos[j]
-            if clamped:
-                den = 1.0 - self.p[j]
-            else:
-                den = cp * self.norms[j]                       # = 1 - p_j before rounding
-            for c in range(C):
-                a = sv_alpha(self.sv, slot, c)
-                if a != 0.0:
-                    a = a / den
-                if a > bound:
-                    a = bound
-                elif a < -bound:
-                    a = -bound
-                sv_set_alpha(self.sv, slot, c, a)
         self.remove_position(r)                                # 7.
         self.n_removals += 1
 
@@ -219,14 +404,15 @@ cdef class BOGDCore(KernelCore):
         memmove(self.pos + j, self.pos + j + 1, (n - 1 - j) * sizeof(long long))
         self.sv.remove(slot)                                   # slot `last` moves into `slot`
         if slot != last:
-            for q in range(n - 1):
-                if self.pos[q] == last:
-                    self.pos[q] = slot
-                    break
+            q = ok_find_i64(self.pos, n - 1, last)
+            if q >= 0:
+                self.pos[q] = slot
 
     @property
     def last_probabilities(self):
         """Removal probabilities of the last removal step, by insertion position (tests, §5.12)."""
+        if self.p_uniform:
+            return np.full(self.n_p, 1.0 / self.n_p)
         return np.array([self.p[j] for j in range(self.n_p)])
 
     def get_state(self):

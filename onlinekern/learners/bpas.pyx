@@ -19,8 +19,29 @@ beta_r = alpha_r k_rt + tau (e_y - e_s), the distance ||alpha_r||^2 + ||beta_r||
 multiclass margin of f - alpha_r k_rt + beta_r (its own runner-up).
 """
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS
-from onlinekern._core.support cimport KernelCore, sv_alpha
+from onlinekern._core.support cimport KernelCore, sv_alpha, ok_scan_min, ok_first_eq
 from onlinekern._core.losses cimport runner_up
+
+cdef extern from *:
+    """
+    /* Q_r of every candidate r < n (binary BPA-S), in the operation order of the scalar rule:
+     * an elementwise loop gcc vectorises (no contraction, so every SIMD level gives the same bits). */
+    OKSV_MULTI(void, okbpas_scores, (const double *restrict coef, const double *restrict kr, double scale,
+                                     double f, double tau, double y, double c, Py_ssize_t n,
+                                     double *restrict Q), (coef, kr, scale, f, tau, y, c, n, Q),
+        double ty = tau * y, ar, krt, b, fr, lr;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            ar = scale * coef[i];
+            krt = kr[i];
+            b = (ar * krt) + ty;
+            fr = (f - (ar * krt)) + b;
+            lr = 1.0 - (y * fr);
+            lr = lr < 0.0 ? 0.0 : lr;
+            Q[i] = (0.5 * (((ar * ar) + (b * b)) - (((2.0 * ar) * b) * krt))) + (c * lr);
+        })
+    """
+    void okbpas_scores(const double* coef, const double* kr, double scale, double f, double tau,
+                       double y, double c, Py_ssize_t n, double* Q) noexcept nogil
 
 import numbers
 
@@ -36,15 +57,17 @@ cdef class BPAsCore(KernelCore):
     cdef double* beta                 # n_outputs: candidate beta_r
     cdef double* best                 # n_outputs: beta of the best candidate so far
     cdef double* fr                   # n_outputs: f_r
+    cdef double* q                    # budget: Q_r of every candidate (binary)
 
     def _setup_bpas(self, Py_ssize_t budget):
         self.budget = budget
-        buf = np.zeros(3 * self.n_outputs)
+        buf = np.zeros(3 * self.n_outputs + budget)
         self.scratch2_ = buf
         cdef double[::1] v = buf
         self.beta = &v[0]
         self.best = &v[self.n_outputs]
         self.fr = &v[2 * self.n_outputs]
+        self.q = &v[3 * self.n_outputs]
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         if self.task == TASK_BINARY:
@@ -52,8 +75,8 @@ cdef class BPAsCore(KernelCore):
         return self.step_multiclass(x, idx, nnz, <int>y, out)
 
     cdef int step_binary(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
-        cdef double f, l, tau, ar, krt, b, fr, lr, Q, Qbest = 0.0, bbest = 0.0
-        cdef Py_ssize_t r, rbest = -1
+        cdef double f, l, tau, ar, krt, b, bbest
+        cdef Py_ssize_t rbest
         self.kernel_scores(x, idx, nnz, out)
         f = out[0]
         l = 1.0 - y * f
@@ -63,17 +86,15 @@ cdef class BPAsCore(KernelCore):
         if self.sv.n < self.budget:
             b = tau * y
             return 0 if self.sv.append(x, idx, nnz, self.xsq, &b) >= 0 else -1
-        for r in range(self.sv.n):
-            krt = self.sv.k[r]
-            ar = sv_alpha(self.sv, r, 0)
-            b = ar * krt + tau * y
-            fr = f - ar * krt + b
-            lr = 1.0 - y * fr
-            if lr < 0.0:
-                lr = 0.0
-            Q = 0.5 * (ar * ar + b * b - 2.0 * ar * b * krt) + self.c * lr
-            if rbest < 0 or Q < Qbest:
-                rbest, Qbest, bbest = r, Q, b
+        # Q_r of every candidate, their minimum and the first r attaining it, in vectorised passes:
+        # the r of the scan `if Q_r < Qbest` (first slot on ties; a NaN Q_0 keeps r = 0)
+        okbpas_scores(self.sv.coef, self.sv.k, self.sv.scale, f, tau, y, self.c, self.sv.n, self.q)
+        rbest = ok_first_eq(self.q, self.sv.n, ok_scan_min(self.q, self.sv.n))
+        if rbest < 0:
+            rbest = 0
+        krt = self.sv.k[rbest]
+        ar = sv_alpha(self.sv, rbest, 0)
+        bbest = ar * krt + tau * y
         self.sv.replace(rbest, x, idx, nnz, self.xsq, &bbest)
         return 0
 

@@ -38,7 +38,82 @@ from libc.math cimport fabs, sqrt, isfinite
 from cython.parallel cimport prange
 
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
-from onlinekern._core.support cimport KernelCore, sv_alpha
+from onlinekern._core.support cimport KernelCore, sv_alpha, ok_scan_min, ok_first_ge
+
+cdef extern from *:
+    """
+    /* ||alpha_i||^2 = sum_c (scale coef_ic)^2, summed from 0 in class order as the scalar loop
+     * did, for i < n: an elementwise loop (C = 1) gcc vectorises. */
+    OKSV_MULTI(void, okbsgd_norms, (const double *restrict coef, double scale, int C, Py_ssize_t n,
+                                    double *restrict out), (coef, scale, C, n, out),
+        double s, a;
+        if (C == 1) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                a = scale * coef[i];
+                out[i] = 0.0 + a * a;
+            }
+            return;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            s = 0.0;
+            for (int c = 0; c < C; c++) {
+                a = scale * coef[i * C + c];
+                s = s + a * a;
+            }
+            out[i] = s;
+        })
+
+    /* Among the i < n with v[i] <= limit, the one with the smallest stamp, the first slot on equal
+     * stamps (-1: none) -- the scan `if v[i] <= limit and (best < 0 or stamp[i] < stamp[best])`.
+     * Four sets of eight lanes each keep their own first minimum (starting from LLONG_MAX);
+     * merging them by (stamp, slot) gives the scan's answer and the tail continues the scan.  A
+     * stamp of LLONG_MAX (never produced by the store's clock) cannot win a lane, so when the
+     * answer is such an SV or none, the plain scan decides. */
+    #define OKBSGD_LANE(s_, off)                                                                 \
+        st = OKV_LOADL(stamp + i + off);                                                         \
+        e = (OKV_LOADD(v + i + off) <= lim) & (st < bs[s_]);                                     \
+        bs[s_] = OKV_SEL(e, st, bs[s_]);                                                         \
+        bi[s_] = OKV_SEL(e, ix + off, bi[s_]);
+    OKSV_MULTI(Py_ssize_t, okbsgd_oldest_le, (const double *restrict v, const long long *restrict stamp,
+                                              Py_ssize_t n, double limit), (v, stamp, n, limit),
+        okv8d lim;
+        okv8l bs[4], bi[4], e, st, ix = {0, 1, 2, 3, 4, 5, 6, 7};
+        Py_ssize_t i = 0, b_, nb = n / 32, best = -1, j;
+        int k, s;
+        for (k = 0; k < 8; k++) {
+            lim[k] = limit;
+            for (s = 0; s < 4; s++) { bs[s][k] = LLONG_MAX; bi[s][k] = -1; }
+        }
+        for (b_ = 0; b_ < nb; b_++, i += 32) {
+            OKBSGD_LANE(0, 0)
+            OKBSGD_LANE(1, 8)
+            OKBSGD_LANE(2, 16)
+            OKBSGD_LANE(3, 24)
+            ix += 32;
+        }
+        for (nb = (n - i) / 8, b_ = 0; b_ < nb; b_++, i += 8) {
+            OKBSGD_LANE(0, 0)
+            ix += 8;
+        }
+        for (s = 0; s < 4; s++)
+            for (k = 0; k < 8; k++) {
+                j = (Py_ssize_t)bi[s][k];
+                if (j >= 0 && (best < 0 || stamp[j] < stamp[best] || (stamp[j] == stamp[best] && j < best)))
+                    best = j;
+            }
+        for (; i < n; i++)
+            if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))
+                best = i;
+        if (best < 0 || stamp[best] == LLONG_MAX) {
+            best = -1;
+            for (i = 0; i < n; i++)
+                if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))
+                    best = i;
+        }
+        return best;)
+    """
+    void okbsgd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
+    Py_ssize_t okbsgd_oldest_le(const double* v, const long long* stamp, Py_ssize_t n, double limit) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.vmath cimport ok_vexp
 
@@ -320,56 +395,29 @@ cdef class BSGDCore(KernelCore):
         return 0
 
     cdef Py_ssize_t oldest_of_min(self, Py_ssize_t n) noexcept nogil:
-        """argmin of self.norms[0:n], ties (relative NORM_TIE_RTOL) to the oldest SV."""
-        cdef Py_ssize_t i, best = -1
-        cdef double vmin = self.norms[0], limit, m0, m1, m2, m3, v
-        # the minimum in four independent chains (a min is exact, so any order gives it)
-        m0 = m1 = m2 = m3 = vmin
-        i = 0
-        while i + 4 <= n:
-            v = self.norms[i]
-            m0 = v if v < m0 else m0
-            v = self.norms[i + 1]
-            m1 = v if v < m1 else m1
-            v = self.norms[i + 2]
-            m2 = v if v < m2 else m2
-            v = self.norms[i + 3]
-            m3 = v if v < m3 else m3
-            i += 4
-        while i < n:
-            v = self.norms[i]
-            m0 = v if v < m0 else m0
-            i += 1
-        m0 = m1 if m1 < m0 else m0
-        m2 = m3 if m3 < m2 else m2
-        vmin = m2 if m2 < m0 else m0
-        limit = vmin + NORM_TIE_RTOL * vmin
-        for i in range(n):
-            if self.norms[i] <= limit and (best < 0 or self.sv.stamp[i] < self.sv.stamp[best]):
-                best = i
-        return best
+        """argmin of self.norms[0:n], ties (relative NORM_TIE_RTOL) to the oldest SV: the minimum
+        (exact in any order), then the oldest SV within the tie band, both in vector lanes."""
+        cdef double vmin = ok_scan_min(self.norms, n)
+        return okbsgd_oldest_le(self.norms, self.sv.stamp, n, vmin + NORM_TIE_RTOL * vmin)
 
     cdef void maintain(self, Py_ssize_t n_old, const double* a_new) noexcept nogil:
-        cdef Py_ssize_t i, j = -1, new = self.sv.n - 1
-        cdef int c, C = self.n_outputs
-        cdef double s
+        cdef Py_ssize_t i, j, new = self.sv.n - 1
         self.n_maintenance += 1
         # a duplicate of x_t among the old SVs (the kernel row of step 1 is still in self.sv.k;
-        # the most similar one, ties to the oldest)
-        for i in range(n_old):
-            if self.sv.k[i] >= DUPLICATE_K and (j < 0 or self.sv.k[i] > self.sv.k[j]
-                                           or (self.sv.k[i] == self.sv.k[j] and self.sv.stamp[i] < self.sv.stamp[j])):
-                j = i
+        # the most similar one, ties to the oldest): a vector scan finds the first SV with
+        # k >= DUPLICATE_K, and the rare case that there is one continues the scalar rule from it
+        j = ok_first_ge(self.sv.k, n_old, DUPLICATE_K)
         if j >= 0:
+            for i in range(j + 1, n_old):
+                if self.sv.k[i] >= DUPLICATE_K and (self.sv.k[i] > self.sv.k[j]
+                                               or (self.sv.k[i] == self.sv.k[j] and self.sv.stamp[i] < self.sv.stamp[j])):
+                    j = i
             if self.maintenance == MAINTAIN_MERGING:
                 self.sv.add_coef(j, a_new)                # alpha_j += alpha_new
             self.sv.remove(new)
             return
-        for i in range(self.sv.n):
-            s = 0.0
-            for c in range(C):
-                s = s + sv_alpha(self.sv, i, c) * sv_alpha(self.sv, i, c)
-            self.norms[i] = s                        # k(x_i, x_i) = 1 for the Gaussian kernel
+        # ||alpha_i||^2 k(x_i, x_i), k(x_i, x_i) = 1 for the Gaussian kernel
+        okbsgd_norms(self.sv.coef, self.sv.scale, self.n_outputs, self.sv.n, self.norms)
         if self.maintenance == MAINTAIN_REMOVAL:
             self.sv.remove(self.oldest_of_min(self.sv.n))
         else:
