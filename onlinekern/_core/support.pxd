@@ -96,6 +96,28 @@ cdef extern from *:
                OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >))
     OKSV_MULTI(Py_ssize_t, ok_first_ge, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
                OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >=))
+    /* Per slot i < n: sum_c (scale coef_ic)^2 summed from 0 in class order (the budget learners'
+     * scalar loops), its square root when root is set (||alpha_i|| = ||alpha_i|| sqrt(k_ii) for the
+     * Gaussian kernel).  The C = 1 loop is elementwise, so gcc vectorises it. */
+    OKSV_MULTI(void, ok_coef_norms, (const double *restrict coef, double scale, int C, Py_ssize_t n, int root,
+                                     double *restrict out), (coef, scale, C, n, root, out),
+        double s, a;
+        if (C == 1) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                a = scale * coef[i];
+                s = 0.0 + a * a;
+                out[i] = root ? sqrt(s) : s;
+            }
+            return;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            s = 0.0;
+            for (int c = 0; c < C; c++) {
+                a = scale * coef[i * C + c];
+                s = s + a * a;
+            }
+            out[i] = root ? sqrt(s) : s;
+        })
     OKSV_MULTI(Py_ssize_t, ok_find_i64, (const long long *restrict v, Py_ssize_t n, long long x), (v, n, x),
                OKV_FIRST_BODY(long long, okv8l, OKV_LOADL, ==))
     #endif
@@ -105,6 +127,7 @@ cdef extern from *:
     Py_ssize_t ok_first_gt(const double* v, Py_ssize_t n, double x) noexcept nogil
     Py_ssize_t ok_first_ge(const double* v, Py_ssize_t n, double x) noexcept nogil
     Py_ssize_t ok_find_i64(const long long* v, Py_ssize_t n, long long x) noexcept nogil
+    void ok_coef_norms(const double* coef, double scale, int C, Py_ssize_t n, int root, double* out) noexcept nogil
 
 # Rows of SVs are processed in fixed blocks of this many; each block's partial score is summed in
 # block order, so the result does not depend on how many threads computed the blocks.

@@ -21,7 +21,7 @@ Kernel OGD (§3.2) with a hard budget B kept by random removal with unbiased res
 from libc.math cimport isfinite
 from libc.string cimport memmove
 
-from onlinekern._core.support cimport KernelCore, ok_first_gt, ok_find_i64
+from onlinekern._core.support cimport KernelCore, ok_first_gt, ok_find_i64, ok_coef_norms
 
 cdef extern from *:
     """
@@ -62,27 +62,6 @@ cdef extern from *:
                 coef[i * C + c] = a / scale;
             })
 
-    /* ||alpha_i|| sqrt(k_ii) = sqrt(sum_c (scale coef_ic)^2) per slot (k_ii = 1), summed from 0 in
-     * class order as the scalar loop did. */
-    OKSV_MULTI(void, okbogd_norms, (const double *restrict coef, double scale, int C, Py_ssize_t n,
-                                    double *restrict out), (coef, scale, C, n, out),
-        double s, a;
-        if (C == 1) {
-            for (Py_ssize_t i = 0; i < n; i++) {
-                a = scale * coef[i];
-                out[i] = sqrt(0.0 + a * a);
-            }
-            return;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            s = 0.0;
-            for (int c = 0; c < C; c++) {
-                a = scale * coef[i * C + c];
-                s = s + a * a;
-            }
-            out[i] = sqrt(s);
-        })
-
     /* p_i = 1 - cp norm_i per slot; returns 1 if some p_i < 0. */
     OKSV_MULTI(int, okbogd_probs, (const double *restrict norms, double cp, Py_ssize_t n,
                                    double *restrict p), (norms, cp, n, p),
@@ -109,7 +88,7 @@ cdef extern from *:
      * exactly in binary floating point when a^2 neither overflows nor underflows (Boldo, "Stupid
      * is as stupid does: taking the square root of the square of a floating-point number",
      * 2015), so lanes with 2^-500 < |a| < 2^500 take |a| and the others (0, tiny, huge, inf,
-     * NaN) the square root itself: the same values as okbogd_norms. */
+     * NaN) the square root itself: the same values as ok_coef_norms. */
     OKSV_MULTI(double, okbogd_total, (const double *restrict coef, double scale, const long long *restrict pos,
                                       Py_ssize_t n, double *restrict norms), (coef, scale, pos, n, norms),
         okv8d av, lo, hi;
@@ -179,7 +158,6 @@ cdef extern from *:
     """
     void okbogd_rescale(double* coef, double scale, int C, Py_ssize_t n, const double* den, double den0,
                         double bound) noexcept nogil
-    void okbogd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
     int okbogd_probs(const double* norms, double cp, Py_ssize_t n, double* p) noexcept nogil
     double okbogd_total(const double* coef, double scale, const long long* pos, Py_ssize_t n,
                         double* norms) noexcept nogil
@@ -355,7 +333,7 @@ cdef class BOGDCore(KernelCore):
             if C == 1:
                 total = okbogd_total(self.sv.coef, self.sv.scale, pos, n, self.norms)
             else:
-                okbogd_norms(self.sv.coef, self.sv.scale, C, n, self.norms)
+                ok_coef_norms(self.sv.coef, self.sv.scale, C, n, 1, self.norms)
                 total = 0.0
                 for j in range(n):
                     total += self.norms[pos[j]]

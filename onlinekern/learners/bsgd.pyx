@@ -38,31 +38,10 @@ from libc.math cimport fabs, sqrt, isfinite
 from cython.parallel cimport prange
 
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
-from onlinekern._core.support cimport KernelCore, sv_alpha, ok_scan_min, ok_first_ge
+from onlinekern._core.support cimport KernelCore, sv_alpha, ok_scan_min, ok_first_ge, ok_coef_norms
 
 cdef extern from *:
     """
-    /* ||alpha_i||^2 = sum_c (scale coef_ic)^2, summed from 0 in class order as the scalar loop
-     * did, for i < n: an elementwise loop (C = 1) gcc vectorises. */
-    OKSV_MULTI(void, okbsgd_norms, (const double *restrict coef, double scale, int C, Py_ssize_t n,
-                                    double *restrict out), (coef, scale, C, n, out),
-        double s, a;
-        if (C == 1) {
-            for (Py_ssize_t i = 0; i < n; i++) {
-                a = scale * coef[i];
-                out[i] = 0.0 + a * a;
-            }
-            return;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            s = 0.0;
-            for (int c = 0; c < C; c++) {
-                a = scale * coef[i * C + c];
-                s = s + a * a;
-            }
-            out[i] = s;
-        })
-
     /* Among the i < n with v[i] <= limit, the one with the smallest stamp, the first slot on equal
      * stamps (-1: none) -- the scan `if v[i] <= limit and (best < 0 or stamp[i] < stamp[best])`.
      * Four sets of eight lanes each keep their own first minimum (starting from LLONG_MAX);
@@ -112,7 +91,6 @@ cdef extern from *:
         }
         return best;)
     """
-    void okbsgd_norms(const double* coef, double scale, int C, Py_ssize_t n, double* out) noexcept nogil
     Py_ssize_t okbsgd_oldest_le(const double* v, const long long* stamp, Py_ssize_t n, double limit) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.vmath cimport ok_vexp
@@ -417,7 +395,7 @@ cdef class BSGDCore(KernelCore):
             self.sv.remove(new)
             return
         # ||alpha_i||^2 k(x_i, x_i), k(x_i, x_i) = 1 for the Gaussian kernel
-        okbsgd_norms(self.sv.coef, self.sv.scale, self.n_outputs, self.sv.n, self.norms)
+        ok_coef_norms(self.sv.coef, self.sv.scale, self.n_outputs, self.sv.n, 0, self.norms)
         if self.maintenance == MAINTAIN_REMOVAL:
             self.sv.remove(self.oldest_of_min(self.sv.n))
         else:
