@@ -214,7 +214,7 @@ def test_fenwick_sampler_matches_inverse_cdf_and_frequencies():
     n = len(w)
     assert n > 200 and np.all(w > 0)
     rng = np.random.default_rng(11)
-    u = rng.random(200_000)
+    u = np.concatenate([[0.0, np.nextafter(1.0, 0.0)], rng.random(200_000)])
     got = L.core_.sample_index(0, u)
     cum = np.cumsum(w)
     inv = np.minimum(np.searchsorted(cum, u * cum[-1], side="right"), n - 1)

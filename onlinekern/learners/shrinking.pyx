@@ -14,7 +14,7 @@ after insertion except through a global scale, which leaves the distribution unc
 draw and an append are O(log t).  Random numbers come from the counter-based generator
 include/ok_rng.h, not from numpy's PCG64 (see ``ShrinkingGradient`` for the element layout).
 """
-from libc.math cimport cos, fabs, sqrt
+from libc.math cimport fabs, sqrt
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport realloc, free
 from cython.parallel cimport prange, threadid
@@ -22,7 +22,7 @@ from cython.parallel cimport prange, threadid
 from onlinekern._core.learner cimport TASK_MULTICLASS
 from onlinekern._core.support cimport KernelCore, row_sqnorm, sv_alpha, sv_set_alpha
 from onlinekern._core.counter_rng cimport ok_uniform, ok_normals
-from onlinekern._core.vmath cimport ok_dot
+from onlinekern._core.vmath cimport ok_dot, ok_vcossin
 
 import numpy as np
 
@@ -39,9 +39,10 @@ cdef Py_ssize_t PAR_WORK = 16384         # the SupportSet's measured threshold f
 assert _ESTIMATOR_STREAM == ESTIMATOR
 
 # ---- random features psi(x; w) ---------------------------------------------------------------
-# One enum value and one function per feature: fourier_product / coordinate_product draw w from
-# elements first, first + 1, ... of the counter stream (seed, ESTIMATOR, key1) and return
-# psi(x_i; w) psi(x; w).  feature_stride says how many elements one sample occupies (including
+# One enum value per feature.  A sample draws w from elements first, first + 1, ... of the counter
+# stream (seed, ESTIMATOR, key1); coordinate_product returns psi(x_i; w) psi(x; w), and the Fourier
+# product (sqrt(2) cos(w^T x_i + b)) (sqrt(2) cos(w^T x + b)) is formed in ShrinkingCore.estimate
+# from fourier_args, with the cos of all samples in one vector call.  feature_stride says how many elements one sample occupies (including
 # the uniform that picks i), and ShrinkingCore.exact_scores holds the matching exact kernel.
 
 cdef enum Feature:
@@ -88,18 +89,6 @@ cdef inline double query_dot(const double* v, const double* x, const int* idx, i
     return s
 
 
-cdef inline double fourier_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrt2g,
-                                   const double* xi, const double* x, const int* idx, int nnz, int d,
-                                   const double* w) noexcept nogil:
-    """psi(x_i) psi(x) for psi = sqrt(2) cos(w^T x + b): b from element first, e = w/sqrt(2g)
-    the standard normals of elements first+1 .. first+d, drawn by the caller into w (a whole
-    estimate's normals come from one ok_normals call: the same values, element by element)."""
-    cdef double b = TWO_PI * ok_uniform(seed, ESTIMATOR, key1, first)
-    cdef double ai = sqrt2g * ok_dot(w, xi, d)
-    cdef double a = sqrt2g * query_dot(w, x, idx, nnz, d)
-    return (SQRT2 * cos(ai + b)) * (SQRT2 * cos(a + b))
-
-
 cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrtd,
                                       const double* xi, const double* x, const int* idx, int nnz, int d) noexcept nogil:
     """psi(x_i) psi(x) for psi = sqrt(d) x_w, w = floor(d u) from element first."""
@@ -134,10 +123,15 @@ cdef class ShrinkingCore(KernelCore):
     cdef Py_ssize_t fcap
     cdef double* nbuf                    # the normals of one estimate's samples (Fourier feature)
     cdef Py_ssize_t nbuf_cap
+    cdef double* sbuf                    # per sample: target, then 2 cos arguments, 2 cos, 2 sin
+    cdef Py_ssize_t* slot                # per sample: the drawn SV
+    cdef Py_ssize_t sbuf_cap
 
     def __dealloc__(self):
         free(self.tree)
         free(self.nbuf)
+        free(self.sbuf)
+        free(self.slot)
 
     def _setup_shrinking(self, double eta, double norm_bound, int n_samples, bint exact_predict,
                          int feature, seed):
@@ -204,26 +198,36 @@ cdef class ShrinkingCore(KernelCore):
             j -= lowbit(j)
         return s
 
-    cdef Py_ssize_t tree_find(self, int c, double target) noexcept nogil:
-        """The slot i with prefix(i) <= target < prefix(i + 1) (slots of weight 0 are skipped)."""
+    cdef void tree_find_many(self, int c, double* target, Py_ssize_t* pos, Py_ssize_t k) noexcept nogil:
+        """pos[s] = the slot i with prefix(i) <= target[s] < prefix(i + 1) for s < k (slots of weight
+        0 are skipped; target is consumed).  The k walks go down the tree together, level by
+        level, branch-free: whether a walk goes right is a coin flip no branch predictor learns,
+        and the walks' loads are independent, so they overlap.  A target that reaches the total
+        through rounding takes the last slot of nonzero weight."""
         cdef int C = self.n_outputs
-        cdef Py_ssize_t n = self.sv.n, pos = 0, step = 1, nxt
+        cdef Py_ssize_t n = self.sv.n, step = 1, nxt, q, p
         cdef double v
+        cdef int right
+        for q in range(k):
+            pos[q] = 0
         while step * 2 <= n:
             step *= 2
         while step > 0:
-            nxt = pos + step
-            if nxt <= n:
-                v = self.tree[(nxt - 1) * C + c]
-                if v <= target:
-                    pos = nxt
-                    target -= v
+            for q in range(k):
+                nxt = pos[q] + step
+                if nxt <= n:
+                    # t - v * 0 is t (also for -0.0: the tree's weights are finite and >= 0)
+                    v = self.tree[(nxt - 1) * C + c]
+                    right = v <= target[q]
+                    pos[q] += step * right
+                    target[q] -= v * right
             step >>= 1
-        if pos >= n:                     # target reached the total through rounding
-            pos = n - 1
-            while pos > 0 and sv_alpha(self.sv, pos, c) == 0.0:
-                pos -= 1
-        return pos
+        for q in range(k):
+            if pos[q] >= n:
+                p = n - 1
+                while p > 0 and sv_alpha(self.sv, p, c) == 0.0:
+                    p -= 1
+                pos[q] = p
 
     def _rebuild_trees(self):
         cdef Py_ssize_t n = self.sv.n, i
@@ -249,34 +253,59 @@ cdef class ShrinkingCore(KernelCore):
             self._rebuild_tree(c)
 
     # -- EST (Algorithm 2) ----------------------------------------------------------------------
-    cdef double sample(self, Py_ssize_t s, int c, uint64_t key1, const double* x, const int* idx,
-                       int nnz, const double* w) noexcept nogil:
-        """E^(k) of sample s = c m + k: pick i ~ |alpha_ic| (element s*stride), then the feature
-        (Fourier: w = the sample's normals, elements s*stride + 2 ..)."""
+    cdef double fourier_args(self, Py_ssize_t s, Py_ssize_t i, int c, uint64_t key1, const double* x,
+                             const int* idx, int nnz, const double* w, double* arg) noexcept nogil:
+        """Sample s's two cos arguments w^T x_i + b and w^T x + b (fourier_product's, before the
+        cos) into arg[0:2]; returns sign(alpha_ic)."""
         cdef uint64_t base = <uint64_t>s * <uint64_t>self.stride
-        cdef double u = ok_uniform(self.seed, ESTIMATOR, key1, base)
-        cdef Py_ssize_t i = self.tree_find(c, u * self.total[c])
-        cdef double sgn = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
-        cdef double prod
-        if self.feature == FEATURE_FOURIER:
-            prod = fourier_product(self.seed, key1, base + 1, self.sqrt2g, self.sv.row(i), x, idx, nnz,
-                                   self.n_features, w)
-        else:
-            prod = coordinate_product(self.seed, key1, base + 1, self.sqrtd, self.sv.row(i), x, idx, nnz,
-                                      self.n_features)
-        return sgn * prod
+        cdef double b = TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
+        arg[0] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
+        arg[1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
+        return 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
+
+    cdef int reserve_samples(self, Py_ssize_t n_work) noexcept nogil:
+        cdef double* grown
+        cdef Py_ssize_t* sgrown
+        if n_work <= self.sbuf_cap:
+            return 0
+        grown = <double*>realloc(self.sbuf, 7 * n_work * sizeof(double))
+        if grown == NULL:
+            return -1
+        self.sbuf = grown
+        sgrown = <Py_ssize_t*>realloc(self.slot, n_work * sizeof(Py_ssize_t))
+        if sgrown == NULL:
+            return -1
+        self.slot = sgrown
+        self.sbuf_cap = n_work
+        return 0
 
     cdef int estimate(self, const double* x, const int* idx, int nnz, uint64_t key1, int m,
                        double* ebuf, double* out) noexcept nogil:
         """out[c] = EST(alpha_c, x, m) with stream key key1; samples land in ebuf[c m + k] and are
-        summed in k order, so the result does not depend on the number of threads."""
+        summed in k order, so the result does not depend on the number of threads.
+
+        Sample s = c m + k reads its uniforms and normals from elements s stride .. of the stream:
+        the SV pick from element s stride, then the feature (Fourier: b from element s stride + 1,
+        the normals from s stride + 2; coordinate: the coordinate from s stride + 1).  The picks
+        of an output's m samples walk its tree together (tree_find_many), and the Fourier cos of
+        all 2 C m arguments are one ok_vcossin call."""
         cdef int C = self.n_outputs, c, nt = self.n_threads
         cdef Py_ssize_t s, k, n_work = <Py_ssize_t>C * m, need = n_work * self.stride
-        cdef double acc
+        cdef double acc, sgn
         cdef double* grown
+        cdef double* target
+        cdef double* arg
+        cdef double* cs
+        cdef double* sn
         for c in range(C):
             self.total[c] = self.tree_total(c) if self.sv.n > 0 else 0.0
-        if self.feature == FEATURE_FOURIER and n_work > 0:
+        if n_work == 0:
+            return 0
+        if self.reserve_samples(n_work) != 0:
+            return -1
+        target, arg = self.sbuf, self.sbuf + n_work
+        cs, sn = self.sbuf + 3 * n_work, self.sbuf + 5 * n_work
+        if self.feature == FEATURE_FOURIER:
             # every sample's normals in one call (vector Box-Muller over the whole range; the
             # uniforms' elements are drawn too and ignored): element-wise the same numbers
             if need > self.nbuf_cap:
@@ -286,18 +315,47 @@ cdef class ShrinkingCore(KernelCore):
                 self.nbuf = grown
                 self.nbuf_cap = need
             ok_normals(self.seed, ESTIMATOR, key1, 0, self.nbuf, need)
+        # 1. pick i with probability |alpha_ic| / ||alpha_c||_1 for every sample
+        for c in range(C):
+            if not self.total[c] > 0.0:
+                continue
+            for k in range(m):
+                s = <Py_ssize_t>c * m + k
+                target[s] = ok_uniform(self.seed, ESTIMATOR, key1, <uint64_t>s * <uint64_t>self.stride) * self.total[c]
+            self.tree_find_many(c, target + <Py_ssize_t>c * m, self.slot + <Py_ssize_t>c * m, m)
+        # 2. the feature products
         if nt > self.n_scr:
             nt = self.n_scr
-        if nt > 1 and self.feature == FEATURE_FOURIER and n_work * (self.n_features + 8) >= PAR_WORK:
-            for s in prange(n_work, num_threads=nt, schedule="static"):
+        if self.feature == FEATURE_FOURIER:
+            if nt > 1 and n_work * (self.n_features + 8) >= PAR_WORK:
+                for s in prange(n_work, num_threads=nt, schedule="static"):
+                    if self.total[s // m] > 0.0:
+                        target[s] = self.fourier_args(s, self.slot[s], <int>(s // m), key1, x, idx, nnz,
+                                                      self.nbuf + s * self.stride + 2, arg + 2 * s)
+                    else:
+                        arg[2 * s] = 0.0
+                        arg[2 * s + 1] = 0.0
+            else:
+                for s in range(n_work):
+                    if self.total[s // m] > 0.0:
+                        target[s] = self.fourier_args(s, self.slot[s], <int>(s // m), key1, x, idx, nnz,
+                                                      self.nbuf + s * self.stride + 2, arg + 2 * s)
+                    else:
+                        arg[2 * s] = 0.0
+                        arg[2 * s + 1] = 0.0
+            ok_vcossin(arg, cs, sn, <int>(2 * n_work))
+            for s in range(n_work):
                 if self.total[s // m] > 0.0:
-                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz, self.nbuf + s * self.stride + 2)
+                    # (sqrt2 cos(w^T x_i + b)) (sqrt2 cos(w^T x + b)), signed
+                    ebuf[s] = target[s] * ((SQRT2 * cs[2 * s]) * (SQRT2 * cs[2 * s + 1]))
         else:
             for s in range(n_work):
                 if self.total[s // m] > 0.0:
-                    ebuf[s] = self.sample(s, <int>(s // m), key1, x, idx, nnz,
-                                          self.nbuf + s * self.stride + 2 if self.feature == FEATURE_FOURIER
-                                          else NULL)
+                    c = <int>(s // m)
+                    sgn = 1.0 if sv_alpha(self.sv, self.slot[s], c) > 0.0 else -1.0
+                    ebuf[s] = sgn * coordinate_product(self.seed, key1, <uint64_t>s * <uint64_t>self.stride + 1,
+                                                       self.sqrtd, self.sv.row(self.slot[s]), x, idx, nnz,
+                                                       self.n_features)
         for c in range(C):
             if not self.total[c] > 0.0:          # alpha = 0: EST returns 0 (Algorithm 2)
                 out[c] = 0.0
@@ -415,8 +473,13 @@ cdef class ShrinkingCore(KernelCore):
         if not 0 <= c < self.n_outputs:
             raise ValueError("no such output")
         cdef double tot = self.tree_total(c)
-        for k in range(uu.shape[0]):
-            out[k] = self.tree_find(c, uu[k] * tot)
+        target = uu * tot
+        slots = np.zeros(uu.shape[0], dtype=np.intp)
+        cdef double[::1] tv = target
+        cdef Py_ssize_t[::1] slv = slots
+        if uu.shape[0]:
+            self.tree_find_many(c, &tv[0], &slv[0], uu.shape[0])
+        out[:] = slots
         return out
 
     @property
