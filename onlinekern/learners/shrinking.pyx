@@ -253,15 +253,24 @@ cdef class ShrinkingCore(KernelCore):
             self._rebuild_tree(c)
 
     # -- EST (Algorithm 2) ----------------------------------------------------------------------
-    cdef double fourier_args(self, Py_ssize_t s, Py_ssize_t i, int c, uint64_t key1, const double* x,
-                             const int* idx, int nnz, const double* w, double* arg) noexcept nogil:
-        """Sample s's two cos arguments w^T x_i + b and w^T x + b (fourier_product's, before the
-        cos) into arg[0:2]; returns sign(alpha_ic)."""
+    cdef void fourier_args(self, Py_ssize_t s, int m, uint64_t key1, const double* x, const int* idx, int nnz,
+                           double* sgn, double* arg) noexcept nogil:
+        """Sample s (output s // m, SV slot[s]): its two cos arguments w^T x_i + b and w^T x + b
+        into arg[2 s], arg[2 s + 1] and sign(alpha_ic) into sgn[s] (zeros when alpha_c = 0).
+        b comes from element s stride + 1, w = sqrt(2g) times the normals from s stride + 2."""
+        cdef int c = <int>(s // m)
+        cdef Py_ssize_t i = self.slot[s]
         cdef uint64_t base = <uint64_t>s * <uint64_t>self.stride
-        cdef double b = TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
-        arg[0] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
-        arg[1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
-        return 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
+        cdef const double* w = self.nbuf + s * self.stride + 2
+        cdef double b
+        if not self.total[c] > 0.0:
+            arg[2 * s] = 0.0
+            arg[2 * s + 1] = 0.0
+            return
+        b = TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
+        arg[2 * s] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
+        arg[2 * s + 1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
+        sgn[s] = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
 
     cdef int reserve_samples(self, Py_ssize_t n_work) noexcept nogil:
         cdef double* grown
@@ -327,22 +336,13 @@ cdef class ShrinkingCore(KernelCore):
         if nt > self.n_scr:
             nt = self.n_scr
         if self.feature == FEATURE_FOURIER:
+            # target (consumed by the walks) now holds each sample's sign
             if nt > 1 and n_work * (self.n_features + 8) >= PAR_WORK:
                 for s in prange(n_work, num_threads=nt, schedule="static"):
-                    if self.total[s // m] > 0.0:
-                        target[s] = self.fourier_args(s, self.slot[s], <int>(s // m), key1, x, idx, nnz,
-                                                      self.nbuf + s * self.stride + 2, arg + 2 * s)
-                    else:
-                        arg[2 * s] = 0.0
-                        arg[2 * s + 1] = 0.0
+                    self.fourier_args(s, m, key1, x, idx, nnz, target, arg)
             else:
                 for s in range(n_work):
-                    if self.total[s // m] > 0.0:
-                        target[s] = self.fourier_args(s, self.slot[s], <int>(s // m), key1, x, idx, nnz,
-                                                      self.nbuf + s * self.stride + 2, arg + 2 * s)
-                    else:
-                        arg[2 * s] = 0.0
-                        arg[2 * s + 1] = 0.0
+                    self.fourier_args(s, m, key1, x, idx, nnz, target, arg)
             ok_vcossin(arg, cs, sn, <int>(2 * n_work))
             for s in range(n_work):
                 if self.total[s // m] > 0.0:
