@@ -139,6 +139,53 @@ static inline void ok_axpy(int n, double alpha, const double *x, double *y) {
     ok_axpy_base_(n, alpha, x, y);
 }
 
+/* a[0:D] = sum_k v_k E[idx[k], 0:D] with v_k = x[k] * (scale ? scale[idx[k]] : root), zero v_k
+ * skipped: the sequence "a = 0; a += v_k E_k (ok_axpy) for each k" with the same operations in the
+ * same order per element (so the same bits), but register-blocked: 32 outputs stay in registers
+ * while the nonzeros stream past, instead of a being read and written once per nonzero.  Pays
+ * while E's rows are in L1/L2 (short D); the caller picks it by D. */
+#define OK_PROJ_W 32
+#define OK_PROJECT_BODY                                                                       \
+    int j = 0, t, k;                                                                          \
+    double acc[OK_PROJ_W], v;                                                                 \
+    const double *r;                                                                          \
+    for (; j + OK_PROJ_W <= D; j += OK_PROJ_W) {                                              \
+        for (t = 0; t < OK_PROJ_W; t++) acc[t] = 0.0;                                         \
+        for (k = 0; k < nnz; k++) {                                                           \
+            v = x[k] * (scale ? scale[idx[k]] : root);                                        \
+            if (v == 0.0) continue;                                                           \
+            r = E + (long)idx[k] * D + j;                                                     \
+            for (t = 0; t < OK_PROJ_W; t++) acc[t] += v * r[t];                               \
+        }                                                                                     \
+        for (t = 0; t < OK_PROJ_W; t++) a[j + t] = acc[t];                                    \
+    }                                                                                         \
+    if (j < D) {                                                                              \
+        for (t = j; t < D; t++) a[t] = 0.0;                                                   \
+        for (k = 0; k < nnz; k++) {                                                           \
+            v = x[k] * (scale ? scale[idx[k]] : root);                                        \
+            if (v == 0.0) continue;                                                           \
+            r = E + (long)idx[k] * D;                                                         \
+            for (t = j; t < D; t++) a[t] += v * r[t];                                         \
+        }                                                                                     \
+    }
+#define OK_PROJECT_PARAMS (int D, int nnz, const double *restrict x, const int *restrict idx,         \
+                           const double *restrict scale, double root, const double *restrict E,      \
+                           double *restrict a)
+static void ok_project_base_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
+#ifdef OK_X86
+__attribute__((target("avx2,fma"))) static void ok_project_avx2_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
+__attribute__((target("avx512f"))) static void ok_project_avx512_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
+#endif
+static inline void ok_project(int D, int nnz, const double *x, const int *idx, const double *scale, double root,
+                              const double *E, double *a) {
+#ifdef OK_X86
+    int level = ok_level_ >= 0 ? ok_level_ : ok_simd_level();
+    if (level == 2) { ok_project_avx512_(D, nnz, x, idx, scale, root, E, a); return; }
+    if (level == 1) { ok_project_avx2_(D, nnz, x, idx, scale, root, E, a); return; }
+#endif
+    ok_project_base_(D, nnz, x, idx, scale, root, E, a);
+}
+
 /* ---- cos/sin/exp over arrays ------------------------------------------------------------ */
 
 #ifdef OK_MVEC
