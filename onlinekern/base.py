@@ -235,11 +235,13 @@ class OnlineLearner:
         n = getattr(self, "n_threads", None)
         return joblib.cpu_count() if n is None else int(n)
 
-    def _pass_context(self):
-        """Context manager around one pass of the core (``fit``, ``partial_fit``, ``run_online``).
+    def _pass_context(self, n_rows):
+        """Context manager around one pass of the core over ``n_rows`` examples (``fit``,
+        ``partial_fit``, ``run_online``, each streamed chunk).
 
         Nothing by default.  A learner whose step may call LAPACK returns a BLAS thread limit of
-        ``n_threads`` (see NOGD), so that ``n_threads`` bounds every thread of the pass."""
+        ``n_threads`` for the passes that may make that call (see NOGD), so that ``n_threads``
+        bounds every thread of the pass."""
         return contextlib.nullcontext()
 
     # ---- building the model ------------------------------------------------------------
@@ -346,7 +348,7 @@ class OnlineLearner:
         if rows.n_rows != len(y):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: "
                              f"X has {rows.n_rows} rows but y has {len(y)} labels")
-        with self._pass_context():
+        with self._pass_context(rows.n_rows):
             self.core_.run(rows, self._encode_y(y))
         return self
 

@@ -125,7 +125,7 @@ def run_online(learner, X, y, seed=None, run=0, checkpoints="default", classes=N
             raise ValueError(f"checkpoints must lie in 1..{n}")
     scores = np.zeros((n, core.n_outputs)) if keep_scores else None
     rows = RowData(X, learner.n_features_in_)
-    with learner._pass_context():
+    with learner._pass_context(n):
         res = core.run(rows, learner._encode_y(y), order, cps, scores, callback)
     regression = learner.task_ == "regression"
     k = len(res["cp_mistakes"])
@@ -313,7 +313,7 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
                 callback(_n + t, _mis + nm, _sq + s, size, _sec + sec)
         rows = RowData(Xc, n_features)
         y_enc = learner._encode_y(yc)
-        with learner._pass_context():
+        with learner._pass_context(len(yc)):
             res = core.run(rows, y_enc, None, local, scores, cb)
         k = len(res["cp_mistakes"])
         cp_n.extend((local[:k] + n).tolist())
