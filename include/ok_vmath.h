@@ -139,51 +139,70 @@ static inline void ok_axpy(int n, double alpha, const double *x, double *y) {
     ok_axpy_base_(n, alpha, x, y);
 }
 
-/* a[0:D] = sum_k v_k E[idx[k], 0:D] with v_k = x[k] * (scale ? scale[idx[k]] : root), zero v_k
- * skipped: the sequence "a = 0; a += v_k E_k (ok_axpy) for each k" with the same operations in the
- * same order per element (so the same bits), but register-blocked: 32 outputs stay in registers
- * while the nonzeros stream past, instead of a being read and written once per nonzero.  Pays
- * while E's rows are in L1/L2 (short D); the caller picks it by D. */
-#define OK_PROJ_W 32
+/* a[0:D] = sum_k v[k] E[idx[k], 0:D] for k < m (the caller drops zero v[k]): the sequence
+ * "a = 0; a += v[k] E[idx[k]] (ok_axpy) for each k" with the same operations in the same order per
+ * element (so the same bits: a vector lane does one multiply and one add, no contraction), but
+ * register-blocked: 32 (then 8) outputs stay in registers while the nonzeros stream past, instead of
+ * a being read and written once per nonzero.  Pays while E's rows are in L1/L2 (short D); the
+ * caller picks it by D. */
+typedef double ok_v8d_ __attribute__((vector_size(64)));
+#define OK_V8_LOAD(p) ({ ok_v8d_ v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define OK_V8_SET1(s) ((ok_v8d_){(s), (s), (s), (s), (s), (s), (s), (s)})
 #define OK_PROJECT_BODY                                                                       \
-    int j = 0, t, k;                                                                          \
-    double acc[OK_PROJ_W], v;                                                                 \
-    const double *r;                                                                          \
-    for (; j + OK_PROJ_W <= D; j += OK_PROJ_W) {                                              \
-        for (t = 0; t < OK_PROJ_W; t++) acc[t] = 0.0;                                         \
-        for (k = 0; k < nnz; k++) {                                                           \
-            v = x[k] * (scale ? scale[idx[k]] : root);                                        \
-            if (v == 0.0) continue;                                                           \
-            r = E + (long)idx[k] * D + j;                                                     \
-            for (t = 0; t < OK_PROJ_W; t++) acc[t] += v * r[t];                               \
+    int j = 0, k, t;                                                                          \
+    for (; j + 32 <= D; j += 32) {                                                            \
+        ok_v8d_ a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                       \
+        for (k = 0; k < m; k++) {                                                             \
+            const double *r = E + (long)idx[k] * D + j;                                       \
+            const ok_v8d_ b = OK_V8_SET1(v[k]);                                               \
+            a0 += b * OK_V8_LOAD(r);                                                          \
+            a1 += b * OK_V8_LOAD(r + 8);                                                      \
+            a2 += b * OK_V8_LOAD(r + 16);                                                     \
+            a3 += b * OK_V8_LOAD(r + 24);                                                     \
         }                                                                                     \
-        for (t = 0; t < OK_PROJ_W; t++) a[j + t] = acc[t];                                    \
+        memcpy(a + j, &a0, sizeof a0);                                                        \
+        memcpy(a + j + 8, &a1, sizeof a1);                                                    \
+        memcpy(a + j + 16, &a2, sizeof a2);                                                   \
+        memcpy(a + j + 24, &a3, sizeof a3);                                                   \
     }                                                                                         \
-    if (j < D) {                                                                              \
-        for (t = j; t < D; t++) a[t] = 0.0;                                                   \
-        for (k = 0; k < nnz; k++) {                                                           \
-            v = x[k] * (scale ? scale[idx[k]] : root);                                        \
-            if (v == 0.0) continue;                                                           \
-            r = E + (long)idx[k] * D;                                                         \
-            for (t = j; t < D; t++) a[t] += v * r[t];                                         \
+    for (; j + 8 <= D; j += 8) {                                                              \
+        ok_v8d_ a0 = {0};                                                                     \
+        for (k = 0; k < m; k++)                                                               \
+            a0 += OK_V8_SET1(v[k]) * OK_V8_LOAD(E + (long)idx[k] * D + j);                    \
+        memcpy(a + j, &a0, sizeof a0);                                                        \
+    }                                                                                         \
+    if (j < D) {           /* the last D % 8 (< 8) outputs: independent scalar chains */     \
+        const int rem = D - j;                                                                \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0;          \
+        for (k = 0; k < m; k++) {                                                             \
+            const double vk = v[k], *r = E + (long)idx[k] * D + j;                            \
+            s0 += vk * r[0];                                                                  \
+            if (rem > 1) s1 += vk * r[1];                                                     \
+            if (rem > 2) s2 += vk * r[2];                                                     \
+            if (rem > 3) s3 += vk * r[3];                                                     \
+            if (rem > 4) s4 += vk * r[4];                                                     \
+            if (rem > 5) s5 += vk * r[5];                                                     \
+            if (rem > 6) s6 += vk * r[6];                                                     \
+        }                                                                                     \
+        {                                                                                     \
+            const double s_[7] = {s0, s1, s2, s3, s4, s5, s6};                                \
+            for (t = 0; t < rem; t++) a[j + t] = s_[t];                                       \
         }                                                                                     \
     }
-#define OK_PROJECT_PARAMS (int D, int nnz, const double *restrict x, const int *restrict idx,         \
-                           const double *restrict scale, double root, const double *restrict E,      \
-                           double *restrict a)
+#define OK_PROJECT_PARAMS (int D, int m, const double *restrict v, const int *restrict idx,            \
+                           const double *restrict E, double *restrict a)
 static void ok_project_base_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
 #ifdef OK_X86
 __attribute__((target("avx2,fma"))) static void ok_project_avx2_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
 __attribute__((target("avx512f"))) static void ok_project_avx512_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
 #endif
-static inline void ok_project(int D, int nnz, const double *x, const int *idx, const double *scale, double root,
-                              const double *E, double *a) {
+static inline void ok_project(int D, int m, const double *v, const int *idx, const double *E, double *a) {
 #ifdef OK_X86
     int level = ok_level_ >= 0 ? ok_level_ : ok_simd_level();
-    if (level == 2) { ok_project_avx512_(D, nnz, x, idx, scale, root, E, a); return; }
-    if (level == 1) { ok_project_avx2_(D, nnz, x, idx, scale, root, E, a); return; }
+    if (level == 2) { ok_project_avx512_(D, m, v, idx, E, a); return; }
+    if (level == 1) { ok_project_avx2_(D, m, v, idx, E, a); return; }
 #endif
-    ok_project_base_(D, nnz, x, idx, scale, root, E, a);
+    ok_project_base_(D, m, v, idx, E, a);
 }
 
 /* ---- cos/sin/exp over arrays ------------------------------------------------------------ */

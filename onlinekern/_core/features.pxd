@@ -13,6 +13,10 @@ cdef class RandomFourierMap:
     cdef object scratch_
     cdef double* a                      # D: Omega^T x
     cdef double* cs                     # 2D: [cos a; sin a] (unscaled)
+    cdef object nz_                     # kept alive: the nonzero values of a row, scaled (d)
+    cdef object nzi_                    # and their indices (d)
+    cdef double* nzv
+    cdef int* nzi
     cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil
     cdef void features(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil
     cdef object transform_rows(self, object rows, const double* feat_scale)

@@ -71,6 +71,12 @@ cdef class RandomFourierMap:
         cdef double[::1] bv = buf
         self.a = &bv[0]
         self.cs = &bv[n_components]
+        self.nz_ = np.zeros(n_features)
+        self.nzi_ = np.zeros(n_features, dtype=np.int32)
+        cdef double[::1] zv = self.nz_
+        cdef int[::1] zi = self.nzi_
+        self.nzv = &zv[0]
+        self.nzi = &zi[0]
 
     @property
     def E(self):
@@ -87,10 +93,16 @@ cdef class RandomFourierMap:
         Up to PROJECT_BLOCKED frequencies one register-blocked pass (ok_project); above, one
         axpy per nonzero, whose long vectors run at L2 bandwidth (the blocked form measured
         slower there).  Both give the same bits."""
-        cdef int k, j, D = self.D
+        cdef int k, j, D = self.D, m = 0
         cdef double v
-        if D <= PROJECT_BLOCKED:
-            ok_project(D, nnz, x, idx, feat_scale, self.root, self.E, self.a)
+        if D <= PROJECT_BLOCKED and nnz <= self.d:      # (more nonzeros than features: duplicates)
+            for k in range(nnz):
+                v = x[k] * (self.root if feat_scale == NULL else feat_scale[idx[k]])
+                if v != 0.0:
+                    self.nzv[m] = v
+                    self.nzi[m] = idx[k]
+                    m += 1
+            ok_project(D, m, self.nzv, self.nzi, self.E, self.a)
             return
         for j in range(D):
             self.a[j] = 0.0

@@ -5,7 +5,6 @@ cdef extern from "ok_vmath.h" nogil:
     double ok_dot(const double* a, const double* b, int n)
     double ok_sqdist(const double* a, const double* b, int n)
     void ok_axpy(int n, double alpha, const double* x, double* y)
-    void ok_project(int D, int nnz, const double* x, const int* idx, const double* scale, double root,
-                    const double* E, double* a)
+    void ok_project(int D, int m, const double* v, const int* idx, const double* E, double* a)
     void ok_vcossin(const double* a, double* c, double* s, int n)
     void ok_vexp(const double* a, double* out, int n)

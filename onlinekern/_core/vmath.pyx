@@ -45,27 +45,29 @@ def dot(a, b):
 
 
 def project(x, idx, E, scale=None, double root=1.0):
-    """a = sum_k v_k E[idx[k], :], v_k = x[k] * (scale[idx[k]] if scale is given else root): the
-    random-feature projection's register-blocked kernel (E: (d, D) C-contiguous)."""
-    cdef double[::1] xv = np.ascontiguousarray(x, dtype=np.float64).ravel()
-    cdef int[::1] iv = np.ascontiguousarray(idx, dtype=np.int32).ravel()
+    """a = sum_k v_k E[idx[k], :], v_k = x[k] * (scale[idx[k]] if scale is given else root), zero v_k
+    dropped as RandomFourierMap.project drops them: the register-blocked kernel (E: (d, D))."""
+    xs = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    ix = np.ascontiguousarray(idx, dtype=np.int32).ravel()
     cdef double[:, ::1] ev = np.ascontiguousarray(E, dtype=np.float64)
-    cdef double[::1] sv
-    cdef const double* sp = NULL
-    if xv.shape[0] != iv.shape[0]:
+    if xs.shape[0] != ix.shape[0]:
         raise ValueError("project: x and idx differ in length")
-    if iv.shape[0] and (np.min(idx) < 0 or np.max(idx) >= ev.shape[0]):
+    if ix.shape[0] and (ix.min() < 0 or ix.max() >= ev.shape[0]):
         raise ValueError("project: index out of range")
     if scale is not None:
-        sv = np.ascontiguousarray(scale, dtype=np.float64).ravel()
-        if sv.shape[0] != ev.shape[0]:
+        sc = np.ascontiguousarray(scale, dtype=np.float64).ravel()
+        if sc.shape[0] != ev.shape[0]:
             raise ValueError("project: scale must have one value per row of E")
-        sp = &sv[0]
+        vals = xs * sc[ix]
+    else:
+        vals = xs * root
+    keep = vals != 0.0
+    cdef double[::1] vv = np.ascontiguousarray(vals[keep])
+    cdef int[::1] iv = np.ascontiguousarray(ix[keep])
     out = np.empty(ev.shape[1])
     cdef double[::1] ov = out
     if ev.shape[1] == 0:
         return out
-    ok_project(<int>ev.shape[1], <int>xv.shape[0], &xv[0] if xv.shape[0] else NULL,
-               &iv[0] if iv.shape[0] else NULL, sp, root, &ev[0, 0], &ov[0])
+    ok_project(<int>ev.shape[1], <int>vv.shape[0], &vv[0] if vv.shape[0] else NULL,
+               &iv[0] if iv.shape[0] else NULL, &ev[0, 0], &ov[0])
     return out
-
