@@ -90,8 +90,178 @@ cdef extern from *:
                     best = i;
         }
         return best;)
+
+    /* The golden-section search of golden_lanes for n independent lanes (one merge candidate
+     * each), over vectors of lanes: every lane makes exactly the decisions and computes
+     * exactly the values of the scalar one-pair search (the same operations in the same order;
+     * the build has -ffp-contract=off, so no FMA), both moves computed and one kept by a masked
+     * select.  Each round is one fused pass (take the new probe's J, decide, move the bracket,
+     * write the next probe's two exponents) and one vector exp.
+     *
+     * The lanes are copied into two groups by the width of their first bracket ([0, 1] against
+     * [1, 6] or [-5, 0]), each padded to a multiple of eight with idle lanes (an empty bracket),
+     * and each group runs its own rounds until its own lanes are done: a bracket shrinks by the
+     * golden ratio per round, so the lanes of a group finish together, and the work is the sum of
+     * the lanes' own iterations instead of S times the slowest lane's.  The lanes never interact
+     * and exp is element-wise, so the grouping changes no bit.  w: scratch of 18 (n + 16).
+     *
+     * OKBSGD_MULTI is OKSV_MULTI with each SIMD level's native width (SSE2 2 lanes, AVX2 4,
+     * AVX-512 8; vd_/vl_/W_ in the body): eight-lane vectors at AVX2 are split and spilled, which
+     * made that level slower than the scalar loop. */
+    typedef double okv2d __attribute__((vector_size(16)));
+    typedef long long okv2l __attribute__((vector_size(16)));
+    typedef double okv4d __attribute__((vector_size(32)));
+    typedef long long okv4l __attribute__((vector_size(32)));
+    #ifdef OK_X86
+    #define OKBSGD_MULTI(RET, NAME, PARAMS, ARGS, ...)                                            \
+        static RET NAME##_base_ PARAMS {                                                        \
+            typedef okv2d vd_; typedef okv2l vl_; enum { W_ = 2 }; __VA_ARGS__ }                 \
+        __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS {                     \
+            typedef okv4d vd_; typedef okv4l vl_; enum { W_ = 4 }; __VA_ARGS__ }                 \
+        __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS {                    \
+            typedef okv8d vd_; typedef okv8l vl_; enum { W_ = 8 }; __VA_ARGS__ }                 \
+        static RET NAME PARAMS {                                                                \
+            int level_ = ok_level_ >= 0 ? ok_level_ : ok_simd_level();                          \
+            if (level_ == 2) return NAME##_avx512_ ARGS;                                        \
+            if (level_ == 1) return NAME##_avx2_ ARGS;                                          \
+            return NAME##_base_ ARGS;                                                           \
+        }
+    #else
+    #define OKBSGD_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS {                 \
+            typedef okv2d vd_; typedef okv2l vl_; enum { W_ = 2 }; __VA_ARGS__ }
+    #endif
+    #define OKBSGD_LD(p) ({ vd_ v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKBSGD_LDL(p) ({ vl_ v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKBSGD_ST(p, v) do { vd_ t_ = (v); memcpy((p), &t_, sizeof t_); } while (0)
+    #define OKBSGD_STL(p, v) do { vl_ t_ = (v); memcpy((p), &t_, sizeof t_); } while (0)
+    #define OKBSGD_SELD(m, a, b) ((vd_)(((m) & (vl_)(a)) | (~(m) & (vl_)(b))))   /* m ? a : b */
+    #define OKBSGD_ABS(v) ((vd_)((vl_)(v) & absm))
+    #define OKBSGD_IDLE(j) do { LK[j] = 0.0; A1[j] = 0.0; A2[j] = 0.0; LO[j] = 0.0; HI[j] = 0.0; ID[j] = -1.0; } while (0)
+    /* kpow: the exponent e ln kappa of kappa^e, 0 when e = 0 (kappa^0 = 1 also for kappa = 0) */
+    #define OKBSGD_KPOW(x, l) ({ vd_ x_ = (x); OKBSGD_SELD(x_ == zero, zero, x_ * (l)); })
+    OKBSGD_MULTI(void, okbsgd_golden, (Py_ssize_t n, const double *restrict lk, const double *restrict a1,
+                                     const double *restrict a2, double *restrict lo, double *restrict hi,
+                                     double tol, double golden, double tie, int max_sections,
+                                     double *restrict w),
+               (n, lk, a1, a2, lo, hi, tol, golden, tie, max_sections, w),
+        vd_ zero, one, ttol, gv, tiev, vlk, va1, va2, vlo, vhi, vp, vq, vfp, vfq, vsp, vsq, t, e1, e2,
+            fn, sn, nlo, nhi, np_, nq, nfp, nsp, pt;
+        vl_ absm, act, left, mp, mq, busy;
+        long long any;
+        Py_ssize_t i, j, na = 0, ja, jb, pa, np, g0, g1, ng;
+        int k, g, it;
+        for (k = 0; k < W_; k++) {
+            zero[k] = 0.0; one[k] = 1.0; ttol[k] = 2.0 * tol; gv[k] = golden; tiev[k] = tie;
+            absm[k] = 0x7fffffffffffffffLL;
+        }
+        for (i = 0; i < n; i++)
+            na += !(hi[i] - lo[i] > 1.0);
+        pa = (na + 7) & ~(Py_ssize_t)7;
+        np = pa + ((n - na + 7) & ~(Py_ssize_t)7);
+        double *LK = w, *A1 = w + np, *A2 = w + 2 * np, *LO = w + 3 * np, *HI = w + 4 * np,
+               *P = w + 5 * np, *Q = w + 6 * np, *FP = w + 7 * np, *FQ = w + 8 * np, *SP = w + 9 * np,
+               *SQ = w + 10 * np, *ID = w + 11 * np, *MP = w + 12 * np, *MQ = w + 13 * np, *E = w + 14 * np;
+        for (i = 0, ja = 0, jb = pa; i < n; i++) {
+            j = hi[i] - lo[i] > 1.0 ? jb++ : ja++;
+            LK[j] = lk[i]; A1[j] = a1[i]; A2[j] = a2[i]; LO[j] = lo[i]; HI[j] = hi[i]; ID[j] = (double)i;
+        }
+        for (; ja < pa; ja++)                               /* the padding: idle lanes */
+            OKBSGD_IDLE(ja);
+        for (; jb < np; jb++)
+            OKBSGD_IDLE(jb);
+        for (g = 0; g < 2; g++) {
+            g0 = g ? pa : 0;
+            g1 = g ? np : pa;
+            ng = g1 - g0;
+            if (ng == 0)
+                continue;
+            double *e = E + 3 * g0;     /* e[i], e[ng + i], ... (i in [g0, g1)): E[4 g0, 4 g1) */
+            /* the first two probes of every lane and their J (one vector exp for both) */
+            for (i = g0; i < g1; i += W_) {
+                vlo = OKBSGD_LD(LO + i); vhi = OKBSGD_LD(HI + i); vlk = OKBSGD_LD(LK + i);
+                vp = vhi - gv * (vhi - vlo);
+                vq = vlo + gv * (vhi - vlo);
+                OKBSGD_ST(P + i, vp);
+                OKBSGD_ST(Q + i, vq);
+                t = one - vp;
+                OKBSGD_ST(e + i, OKBSGD_KPOW(t * t, vlk));
+                OKBSGD_ST(e + ng + i, OKBSGD_KPOW(vp * vp, vlk));
+                t = one - vq;
+                OKBSGD_ST(e + 2 * ng + i, OKBSGD_KPOW(t * t, vlk));
+                OKBSGD_ST(e + 3 * ng + i, OKBSGD_KPOW(vq * vq, vlk));
+            }
+            ok_vexp(e + g0, e + g0, (int)(4 * ng));
+            for (i = g0; i < g1; i += W_) {
+                va1 = OKBSGD_LD(A1 + i); va2 = OKBSGD_LD(A2 + i);
+                e1 = OKBSGD_LD(e + i); e2 = OKBSGD_LD(e + ng + i);
+                OKBSGD_ST(SP + i, OKBSGD_ABS(va1) * e1 + OKBSGD_ABS(va2) * e2);
+                OKBSGD_ST(FP + i, -(va1 * e1 + va2 * e2));
+                e1 = OKBSGD_LD(e + 2 * ng + i); e2 = OKBSGD_LD(e + 3 * ng + i);
+                OKBSGD_ST(SQ + i, OKBSGD_ABS(va1) * e1 + OKBSGD_ABS(va2) * e2);
+                OKBSGD_ST(FQ + i, -(va1 * e1 + va2 * e2));
+                OKBSGD_STL(MP + i, (vl_)zero);
+                OKBSGD_STL(MQ + i, (vl_)zero);
+            }
+            for (it = 0; it < max_sections; it++) {
+                busy = (vl_)zero;
+                for (i = g0; i < g1; i += W_) {
+                    /* the J of last round's probe (e holds its two powers) replaces fp or fq */
+                    va1 = OKBSGD_LD(A1 + i); va2 = OKBSGD_LD(A2 + i); vlk = OKBSGD_LD(LK + i);
+                    e1 = OKBSGD_LD(e + i); e2 = OKBSGD_LD(e + ng + i);
+                    sn = OKBSGD_ABS(va1) * e1 + OKBSGD_ABS(va2) * e2;
+                    fn = -(va1 * e1 + va2 * e2);
+                    mp = OKBSGD_LDL(MP + i); mq = OKBSGD_LDL(MQ + i);
+                    vfp = OKBSGD_SELD(mp, fn, OKBSGD_LD(FP + i));
+                    vsp = OKBSGD_SELD(mp, sn, OKBSGD_LD(SP + i));
+                    vfq = OKBSGD_SELD(mq, fn, OKBSGD_LD(FQ + i));
+                    vsq = OKBSGD_SELD(mq, sn, OKBSGD_LD(SQ + i));
+                    vlo = OKBSGD_LD(LO + i); vhi = OKBSGD_LD(HI + i);
+                    vp = OKBSGD_LD(P + i); vq = OKBSGD_LD(Q + i);
+                    /* the decision of the one-pair search, fp <= fq within the tie band */
+                    act = vhi - vlo >= ttol;
+                    left = vfp <= vfq + tiev * (vsp + vsq);
+                    busy |= act;
+                    nlo = OKBSGD_SELD(left, vlo, vp);
+                    nhi = OKBSGD_SELD(left, vq, vhi);
+                    np_ = OKBSGD_SELD(left, nhi - gv * (nhi - nlo), vq);
+                    nq = OKBSGD_SELD(left, vp, nlo + gv * (nhi - nlo));
+                    nfp = OKBSGD_SELD(left, vfp, vfq);      /* the kept probe's J */
+                    nsp = OKBSGD_SELD(left, vsp, vsq);
+                    pt = OKBSGD_SELD(act, OKBSGD_SELD(left, np_, nq), vp);
+                    mp = act & left;                        /* left: the new probe is p, q <- old p */
+                    mq = act & ~left;                       /* right: the new probe is q, p <- old q */
+                    OKBSGD_ST(LO + i, OKBSGD_SELD(act, nlo, vlo));
+                    OKBSGD_ST(HI + i, OKBSGD_SELD(act, nhi, vhi));
+                    OKBSGD_ST(P + i, OKBSGD_SELD(act, np_, vp));
+                    OKBSGD_ST(Q + i, OKBSGD_SELD(act, nq, vq));
+                    OKBSGD_ST(FQ + i, OKBSGD_SELD(mp, nfp, vfq));
+                    OKBSGD_ST(SQ + i, OKBSGD_SELD(mp, nsp, vsq));
+                    OKBSGD_ST(FP + i, OKBSGD_SELD(mq, nfp, vfp));
+                    OKBSGD_ST(SP + i, OKBSGD_SELD(mq, nsp, vsp));
+                    OKBSGD_STL(MP + i, mp);
+                    OKBSGD_STL(MQ + i, mq);
+                    t = one - pt;
+                    OKBSGD_ST(e + i, OKBSGD_KPOW(t * t, vlk));
+                    OKBSGD_ST(e + ng + i, OKBSGD_KPOW(pt * pt, vlk));
+                }
+                for (any = 0, k = 0; k < W_; k++)
+                    any |= busy[k];
+                if (!any)
+                    break;
+                ok_vexp(e + g0, e + g0, (int)(2 * ng));
+            }
+        }
+        for (j = 0; j < np; j++)
+            if (ID[j] >= 0.0) {
+                i = (Py_ssize_t)ID[j];
+                lo[i] = LO[j];
+                hi[i] = HI[j];
+            })
+
     """
     Py_ssize_t okbsgd_oldest_le(const double* v, const long long* stamp, Py_ssize_t n, double limit) noexcept nogil
+    void okbsgd_golden(Py_ssize_t n, const double* lk, const double* a1, const double* a2, double* lo, double* hi,
+                       double tol, double golden, double tie, int max_sections, double* w) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.vmath cimport ok_vexp
 
@@ -116,6 +286,9 @@ cdef double NORM_TIE_RTOL = 1e-9                # see "Ties decided in exact ari
 cdef double CANCEL_RTOL = 1e-9
 cdef double J_TIE_RTOL = 1e-12
 cdef int MAX_SECTIONS = 400                     # safety net: tol is validated > 0, this never binds
+cdef enum:
+    GOLDEN_WORK = 18                            # golden_lanes' scratch per lane (n + 16 lanes)
+    MAX_CHUNKS = 64                             # candidate blocks (threads) of one merge, at most
 
 
 # --- the merge problem of §3.7 (nogil; also exposed to Python for the §5.13 test) ----------------
@@ -142,69 +315,15 @@ cdef void eval_J(Py_ssize_t n, const double* lk, const double* a1, const double*
 
 cdef void golden_lanes(Py_ssize_t n, const double* lk, const double* a1, const double* a2,
                        double* lo, double* hi, double tol, double* w) noexcept nogil:
-    """Minimise J_i on [lo_i, hi_i] by golden-section search for n independent lanes in lockstep
-    (§3.7; the loop of BudgetedSVM's goldenSectionSearch): each lane makes exactly the decisions
-    of the one-pair search -- fp <= fq (+ the J_TIE_RTOL tie band) keeps the left part -- and
-    stops when its bracket is narrower than 2 tol; every round evaluates the new probe points of
-    all lanes with one vector exp.  On return lo_i and hi_i hold the final bracket (h_i is its
-    midpoint).  w: scratch of 12 n doubles.  The lanes never interact, so any split of the
-    candidates into blocks (threads) gives the same bits."""
-    cdef double* p = w
-    cdef double* q = w + n
-    cdef double* fp = w + 2 * n
-    cdef double* fq = w + 3 * n
-    cdef double* sp = w + 4 * n
-    cdef double* sq = w + 5 * n
-    cdef double* pt = w + 6 * n              # the new probe point of each lane
-    cdef double* side = w + 7 * n            # 0: it replaces p, 1: q, -1: lane finished
-    cdef double* e = w + 8 * n               # 2n: eval_J's exponents
-    cdef double* fn = w + 10 * n             # J and size at the new probe points
-    cdef double* sn = w + 11 * n
-    cdef Py_ssize_t i
-    cdef int it = 0
-    cdef bint busy, act, left
-    cdef double nlo, nhi, np_, nq, nfp, nsp
-    for i in range(n):
-        p[i] = hi[i] - GOLDEN * (hi[i] - lo[i])
-        q[i] = lo[i] + GOLDEN * (hi[i] - lo[i])
-    eval_J(n, lk, a1, a2, p, fp, sp, e)
-    eval_J(n, lk, a1, a2, q, fq, sq, e)
-    while it < MAX_SECTIONS:
-        busy = False
-        # branch-free (the decisions are data-dependent coin flips a branch predictor cannot
-        # learn): every lane computes both moves and keeps one; same arithmetic as the one-pair
-        # search, so the same bits
-        for i in range(n):
-            act = hi[i] - lo[i] >= 2.0 * tol
-            left = fp[i] <= fq[i] + J_TIE_RTOL * (sp[i] + sq[i])
-            busy = busy | act
-            nlo = lo[i] if left else p[i]
-            nhi = q[i] if left else hi[i]
-            np_ = (nhi - GOLDEN * (nhi - nlo)) if left else q[i]
-            nq = p[i] if left else (nlo + GOLDEN * (nhi - nlo))
-            nfp = fp[i] if left else fq[i]            # the kept probe's J (the new one comes below)
-            nsp = sp[i] if left else sq[i]
-            pt[i] = (np_ if left else nq) if act else p[i]
-            side[i] = (0.0 if left else 1.0) if act else -1.0
-            lo[i] = nlo if act else lo[i]
-            hi[i] = nhi if act else hi[i]
-            p[i] = np_ if act else p[i]
-            q[i] = nq if act else q[i]
-            # left: q takes p's place, so fq <- fp; right: p takes q's place, so fp <- fq
-            fq[i] = nfp if (act and left) else fq[i]
-            sq[i] = nsp if (act and left) else sq[i]
-            fp[i] = nfp if (act and not left) else fp[i]
-            sp[i] = nsp if (act and not left) else sp[i]
-        if not busy:
-            break
-        # the J of every new probe point; finished lanes compute a value nobody reads
-        eval_J(n, lk, a1, a2, pt, fn, sn, e)
-        for i in range(n):
-            fp[i] = fn[i] if side[i] == 0.0 else fp[i]
-            sp[i] = sn[i] if side[i] == 0.0 else sp[i]
-            fq[i] = fn[i] if side[i] == 1.0 else fq[i]
-            sq[i] = sn[i] if side[i] == 1.0 else sq[i]
-        it += 1
+    """Minimise J_i on [lo_i, hi_i] by golden-section search for n independent lanes (§3.7; the
+    loop of BudgetedSVM's goldenSectionSearch): each lane makes exactly the decisions of the
+    one-pair search -- fp <= fq (+ the J_TIE_RTOL tie band) keeps the left part -- and stops when
+    its bracket is narrower than 2 tol; lanes whose first brackets have the same width run in
+    lockstep, eight to a vector, with one vector exp per round (okbsgd_golden above).  On return
+    lo_i and hi_i hold the final bracket (h_i is its midpoint).  w: scratch of GOLDEN_WORK (n + 16)
+    doubles.  The lanes never interact, so any split of the candidates into blocks (threads) gives
+    the same bits."""
+    okbsgd_golden(n, lk, a1, a2, lo, hi, tol, GOLDEN, J_TIE_RTOL, MAX_SECTIONS, w)
 
 
 cdef inline void merge_coefficients(const double* cm, double sm, const double* cn, double sn, int C,
@@ -290,7 +409,7 @@ def merge_search(kappa, alpha_m, alpha_n, tol=1e-4):
     cdef int C = <int>am.shape[0]
     cdef double lk = np.log(kappa) if kappa > 0 else -np.inf
     cdef double a1, a2, lo, hi, h, k1, k2, kap
-    cdef double[::1] w = np.zeros(12)
+    cdef double[::1] w = np.zeros(GOLDEN_WORK * 17)
     merge_coefficients(&am[0], 1.0, &an[0], 1.0, C, &a1, &a2, &lo, &hi)
     cdef double lo0 = lo, hi0 = hi
     golden_lanes(1, &lk, &a1, &a2, &lo, &hi, tol, &w[0])
@@ -320,7 +439,7 @@ cdef class BSGDCore(KernelCore):
     cdef double* z                    # d: the merged point
     cdef double* lane                 # 10 (B + 1): per merge candidate ln kappa, a1, a2, lo, hi,
                                       # h, k1, k2, kappa, L (structure of arrays)
-    cdef double* work                 # 12 (B + 1): golden_lanes / finish_lanes scratch
+    cdef double* work                 # GOLDEN_WORK (B + 1 + 16 MAX_CHUNKS): golden_lanes / finish_lanes
     cdef Py_ssize_t lcap              # B + 1
     cdef double* norms                # B + 1: ||alpha_i||^2
     cdef double* az                   # C: alpha of the merged SV
@@ -342,7 +461,7 @@ cdef class BSGDCore(KernelCore):
         self.merge_tol = merge_tol
         self.lcap = budget + 1
         self.buf_ = (np.zeros(self.n_features), np.zeros(10 * self.lcap), np.zeros(budget + 1),
-                     np.zeros(self.n_outputs), np.zeros(12 * self.lcap))
+                     np.zeros(self.n_outputs), np.zeros(GOLDEN_WORK * (self.lcap + 16 * MAX_CHUNKS)))
         cdef double[::1] a = self.buf_[0], b = self.buf_[1], c = self.buf_[2], e = self.buf_[3], f = self.buf_[4]
         self.z = &a[0]
         self.lane = &b[0]
@@ -412,12 +531,12 @@ cdef class BSGDCore(KernelCore):
         # lanes never interact, so the blocks give the same bits as one); the argmin below runs
         # serially in slot order, so the result never depends on the threads
         if self.n_threads > 1 and n * (dd + 64) >= self.sv.par_threshold:
-            nch = self.n_threads
+            nch = min(self.n_threads, MAX_CHUNKS)
         if nch > 1:
             for ch in prange(nch, num_threads=self.n_threads, schedule="static"):
-                self.candidates(m, ch * n // nch, (ch + 1) * n // nch)
+                self.candidates(m, ch * n // nch, (ch + 1) * n // nch, ch)
         else:
-            self.candidates(m, 0, n)
+            self.candidates(m, 0, n, 0)
         for i in range(n):
             if i == m:
                 continue
@@ -436,7 +555,7 @@ cdef class BSGDCore(KernelCore):
         self.sv.remove(best)
         self.n_merges += 1
 
-    cdef void candidates(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef void candidates(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ch) noexcept nogil:
         """Merge candidates a..b-1 (partners of SV m): ln kappa (SupportSet.log_kernel_sv), the
         golden-section search of all of them in lockstep, then h, k1,
         k2, kappa and the degradation L of each (lane m is left with L unset)."""
@@ -444,6 +563,7 @@ cdef class BSGDCore(KernelCore):
         cdef int C = self.n_outputs
         cdef double* lk = self.lane
         cdef double* cm = self.sv.coef + m * C
+        cdef double* wk = self.work + GOLDEN_WORK * (a + 16 * ch)   # block ch's own scratch
         for i in range(a, b):
             lk[i] = self.sv.log_kernel_sv(m, i)
             if i == m:
@@ -455,9 +575,9 @@ cdef class BSGDCore(KernelCore):
                 merge_coefficients(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
                                    lk + cap + i, lk + 2 * cap + i, lk + 3 * cap + i, lk + 4 * cap + i)
         golden_lanes(k, lk + a, lk + cap + a, lk + 2 * cap + a, lk + 3 * cap + a, lk + 4 * cap + a,
-                     self.merge_tol, self.work + 12 * a)
+                     self.merge_tol, wk)
         finish_lanes(k, lk + a, lk + 3 * cap + a, lk + 4 * cap + a, lk + 5 * cap + a, lk + 6 * cap + a,
-                     lk + 7 * cap + a, lk + 8 * cap + a, self.work + 12 * a)
+                     lk + 7 * cap + a, lk + 8 * cap + a, wk)
         for i in range(a, b):
             if i != m:
                 lk[9 * cap + i] = merge_loss(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
