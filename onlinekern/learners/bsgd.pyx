@@ -34,7 +34,7 @@ result depend on how the shrink is stored.  onlinekern decides them as exact ari
 The merged SV replaces x_{m*} in place (it keeps m*'s insertion rank, as in BudgetedSVM), so the
 insertion order of the store is the list order of the reference implementation.
 """
-from libc.math cimport fabs, sqrt, isfinite
+from libc.math cimport fabs, sqrt, isfinite, INFINITY
 from cython.parallel cimport prange
 
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
@@ -91,8 +91,8 @@ cdef extern from *:
         }
         return best;)
 
-    /* The golden-section search of golden_lanes for n independent lanes (one merge candidate
-     * each), over vectors of lanes: every lane makes exactly the decisions and computes
+    /* The golden-section search of golden_lanes for the n independent lanes idx[0..n) (one merge
+     * candidate each; lk, a1, a2, lo, hi indexed by lane), over vectors of lanes: every lane makes exactly the decisions and computes
      * exactly the values of the scalar one-pair search (the same operations in the same order;
      * the build has -ffp-contract=off, so no FMA), both moves computed and one kept by a masked
      * select.  Each round is one fused pass (take the new probe's J, decide, move the bracket,
@@ -143,29 +143,31 @@ cdef extern from *:
     #define OKBSGD_IDLE(j) do { LK[j] = 0.0; A1[j] = 0.0; A2[j] = 0.0; LO[j] = 0.0; HI[j] = 0.0; ID[j] = -1.0; } while (0)
     /* kpow: the exponent e ln kappa of kappa^e, 0 when e = 0 (kappa^0 = 1 also for kappa = 0) */
     #define OKBSGD_KPOW(x, l) ({ vd_ x_ = (x); OKBSGD_SELD(x_ == zero, zero, x_ * (l)); })
-    OKBSGD_MULTI(void, okbsgd_golden, (Py_ssize_t n, const double *restrict lk, const double *restrict a1,
+    OKBSGD_MULTI(void, okbsgd_golden, (Py_ssize_t n, const Py_ssize_t *restrict idx, const double *restrict lk,
+                                     const double *restrict a1,
                                      const double *restrict a2, double *restrict lo, double *restrict hi,
                                      double tol, double golden, double tie, int max_sections,
                                      double *restrict w),
-               (n, lk, a1, a2, lo, hi, tol, golden, tie, max_sections, w),
+               (n, idx, lk, a1, a2, lo, hi, tol, golden, tie, max_sections, w),
         vd_ zero, one, ttol, gv, tiev, vlk, va1, va2, vlo, vhi, vp, vq, vfp, vfq, vsp, vsq, t, e1, e2,
             fn, sn, nlo, nhi, np_, nq, nfp, nsp, pt;
         vl_ absm, act, left, mp, mq, busy;
         long long any;
-        Py_ssize_t i, j, na = 0, ja, jb, pa, np, g, g0, g1, ng;
+        Py_ssize_t i, j, r, na = 0, ja, jb, pa, np, g, g0, g1, ng;
         int k, it;
         for (k = 0; k < W_; k++) {
             zero[k] = 0.0; one[k] = 1.0; ttol[k] = 2.0 * tol; gv[k] = golden; tiev[k] = tie;
             absm[k] = 0x7fffffffffffffffLL;
         }
-        for (i = 0; i < n; i++)
-            na += !(hi[i] - lo[i] > 1.0);
+        for (r = 0; r < n; r++)
+            na += !(hi[idx[r]] - lo[idx[r]] > 1.0);
         pa = (na + 7) & ~(Py_ssize_t)7;
         np = pa + ((n - na + 7) & ~(Py_ssize_t)7);
         double *LK = w, *A1 = w + np, *A2 = w + 2 * np, *LO = w + 3 * np, *HI = w + 4 * np,
                *P = w + 5 * np, *Q = w + 6 * np, *FP = w + 7 * np, *FQ = w + 8 * np, *SP = w + 9 * np,
                *SQ = w + 10 * np, *ID = w + 11 * np, *MP = w + 12 * np, *MQ = w + 13 * np, *E = w + 14 * np;
-        for (i = 0, ja = 0, jb = pa; i < n; i++) {
+        for (r = 0, ja = 0, jb = pa; r < n; r++) {
+            i = idx[r];
             j = hi[i] - lo[i] > 1.0 ? jb++ : ja++;
             LK[j] = lk[i]; A1[j] = a1[i]; A2[j] = a2[i]; LO[j] = lo[i]; HI[j] = hi[i]; ID[j] = (double)i;
         }
@@ -276,7 +278,7 @@ cdef extern from *:
     Py_ssize_t okbsgd_oldest_le(const double* v, const long long* stamp, Py_ssize_t n, double limit) noexcept nogil
     void okbsgd_log_kernels(const double* X, int d, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double gamma,
                             double* out) noexcept nogil
-    void okbsgd_golden(Py_ssize_t n, const double* lk, const double* a1, const double* a2, double* lo, double* hi,
+    void okbsgd_golden(Py_ssize_t n, const Py_ssize_t* idx, const double* lk, const double* a1, const double* a2, double* lo, double* hi,
                        double tol, double golden, double tie, int max_sections, double* w) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.vmath cimport ok_vexp
@@ -302,9 +304,12 @@ cdef double NORM_TIE_RTOL = 1e-9                # see "Ties decided in exact ari
 cdef double CANCEL_RTOL = 1e-9
 cdef double J_TIE_RTOL = 1e-12
 cdef int MAX_SECTIONS = 400                     # safety net: tol is validated > 0, this never binds
+cdef double PRUNE_RTOL = 1e-9                 # pruning margin, relative to (|alpha_m| + |alpha_n|)^2
 cdef enum:
     GOLDEN_WORK = 18                            # golden_lanes' scratch per lane (n + 16 lanes)
     MAX_CHUNKS = 64                             # candidate blocks (threads) of one merge, at most
+    PROBES = 8                                  # candidates searched first, for the pruning bound
+    PIECES = 4                                  # pieces of [0, 1] in the lower bound on L
 
 
 # --- the merge problem of §3.7 (nogil; also exposed to Python for the §5.13 test) ----------------
@@ -329,17 +334,17 @@ cdef void eval_J(Py_ssize_t n, const double* lk, const double* a1, const double*
         f[i] = -(a1[i] * e[i] + a2[i] * e[n + i])
 
 
-cdef void golden_lanes(Py_ssize_t n, const double* lk, const double* a1, const double* a2,
-                       double* lo, double* hi, double tol, double* w) noexcept nogil:
-    """Minimise J_i on [lo_i, hi_i] by golden-section search for n independent lanes (§3.7; the
-    loop of BudgetedSVM's goldenSectionSearch): each lane makes exactly the decisions of the
-    one-pair search -- fp <= fq (+ the J_TIE_RTOL tie band) keeps the left part -- and stops when
-    its bracket is narrower than 2 tol; lanes whose first brackets have the same width run in
-    lockstep, eight to a vector, with one vector exp per round (okbsgd_golden above).  On return
-    lo_i and hi_i hold the final bracket (h_i is its midpoint).  w: scratch of GOLDEN_WORK (n + 16)
-    doubles.  The lanes never interact, so any split of the candidates into blocks (threads) gives
-    the same bits."""
-    okbsgd_golden(n, lk, a1, a2, lo, hi, tol, GOLDEN, J_TIE_RTOL, MAX_SECTIONS, w)
+cdef void golden_lanes(Py_ssize_t n, const Py_ssize_t* idx, const double* lk, const double* a1,
+                       const double* a2, double* lo, double* hi, double tol, double* w) noexcept nogil:
+    """Minimise J_i on [lo_i, hi_i] by golden-section search for the n independent lanes
+    i = idx[0..n) (§3.7; the loop of BudgetedSVM's goldenSectionSearch): each lane makes exactly
+    the decisions of the one-pair search -- fp <= fq (+ the J_TIE_RTOL tie band) keeps the left
+    part -- and stops when its bracket is narrower than 2 tol; lanes whose first brackets have the
+    same width run in lockstep, eight to a vector, with one vector exp per round (okbsgd_golden
+    above).  On return lo_i and hi_i hold the final bracket (h_i is its midpoint).  w: scratch of
+    GOLDEN_WORK (n + 16) doubles.  The lanes never interact, so any split of the candidates into
+    blocks (threads) or subsets gives the same bits."""
+    okbsgd_golden(n, idx, lk, a1, a2, lo, hi, tol, GOLDEN, J_TIE_RTOL, MAX_SECTIONS, w)
 
 
 cdef inline void merge_coefficients(const double* cm, double sm, const double* cn, double sn, int C,
@@ -383,21 +388,56 @@ cdef inline double merge_loss(const double* cm, double sm, const double* cn, dou
     return L
 
 
-cdef void finish_lanes(Py_ssize_t n, const double* lk, const double* lo, const double* hi, double* h,
-                       double* k1, double* k2, double* kappa, double* e) noexcept nogil:
-    """h_i = the bracket midpoint, k1_i = kappa_i^((1-h_i)^2), k2_i = kappa_i^(h_i^2) and kappa_i
-    itself, through one vector exp (e: scratch of 3n)."""
-    cdef Py_ssize_t i
-    for i in range(n):
+cdef void finish_lanes(Py_ssize_t n, const Py_ssize_t* idx, const double* lk, const double* lo,
+                       const double* hi, double* h, double* k1, double* k2, double* kappa, double* e) noexcept nogil:
+    """For the lanes i = idx[0..n): h_i = the bracket midpoint, k1_i = kappa_i^((1-h_i)^2),
+    k2_i = kappa_i^(h_i^2) and kappa_i itself, through one vector exp (e: scratch of 3n)."""
+    cdef Py_ssize_t i, r
+    for r in range(n):
+        i = idx[r]
         h[i] = 0.5 * (lo[i] + hi[i])
-        e[i] = kpow((1.0 - h[i]) * (1.0 - h[i]), lk[i])
-        e[n + i] = kpow(h[i] * h[i], lk[i])
-        e[2 * n + i] = lk[i]
+        e[r] = kpow((1.0 - h[i]) * (1.0 - h[i]), lk[i])
+        e[n + r] = kpow(h[i] * h[i], lk[i])
+        e[2 * n + r] = lk[i]
     ok_vexp(e, e, <int>(3 * n))
-    for i in range(n):
-        k1[i] = e[i]
-        k2[i] = e[n + i]
-        kappa[i] = e[2 * n + i]
+    for r in range(n):
+        i = idx[r]
+        k1[i] = e[r]
+        k2[i] = e[n + r]
+        kappa[i] = e[2 * n + r]
+
+
+cdef double merge_loss_bound(const double* cm, double sm, const double* cn, double sn, int C, double lo,
+                             const double* t) noexcept nogil:
+    """A lower bound on the degradation L of the merge (merge_loss) at any h of the first bracket
+    [lo, hi] (merge_coefficients), so at the h the search returns.  alpha_zc = alpha_mc k1 +
+    alpha_nc k2 with 0 <= k1 = kappa^((1-h)^2) <= u and 0 <= k2 = kappa^(h^2) <= v, so
+    alpha_zc^2 <= (|alpha_mc| u + |alpha_nc| v)^2: on [1, 6] u = 1, v = kappa; on [-5, 0] u = kappa,
+    v = 1; on the piece [j/P, (j+1)/P] of [0, 1] u = t_(P-1-j), v = t_j, t_j = kappa^((j/P)^2).
+    t: t_0 = 1, ..., t_(P-1), then t_P = kappa."""
+    cdef int c, j
+    cdef double am, an, base = 0.0, z, bound, u, v, w
+    for c in range(C):
+        am = sm * cm[c]
+        an = sn * cn[c]
+        base = base + (am * am + an * an + 2.0 * t[PIECES] * am * an)
+    if lo != 0.0:
+        u = 1.0 if lo > 0.0 else t[PIECES]
+        v = t[PIECES] if lo > 0.0 else 1.0
+        z = 0.0
+        for c in range(C):
+            w = fabs(sm * cm[c]) * u + fabs(sn * cn[c]) * v
+            z = z + w * w
+        return base - z
+    bound = INFINITY
+    for j in range(PIECES):
+        z = 0.0
+        for c in range(C):
+            w = fabs(sm * cm[c]) * t[PIECES - 1 - j] + fabs(sn * cn[c]) * t[j]
+            z = z + w * w
+        if base - z < bound:
+            bound = base - z
+    return bound
 
 
 def merge_search(kappa, alpha_m, alpha_n, tol=1e-4):
@@ -426,10 +466,11 @@ def merge_search(kappa, alpha_m, alpha_n, tol=1e-4):
     cdef double lk = np.log(kappa) if kappa > 0 else -np.inf
     cdef double a1, a2, lo, hi, h, k1, k2, kap
     cdef double[::1] w = np.zeros(GOLDEN_WORK * 17)
+    cdef Py_ssize_t zero = 0
     merge_coefficients(&am[0], 1.0, &an[0], 1.0, C, &a1, &a2, &lo, &hi)
     cdef double lo0 = lo, hi0 = hi
-    golden_lanes(1, &lk, &a1, &a2, &lo, &hi, tol, &w[0])
-    finish_lanes(1, &lk, &lo, &hi, &h, &k1, &k2, &kap, &w[0])
+    golden_lanes(1, &zero, &lk, &a1, &a2, &lo, &hi, tol, &w[0])
+    finish_lanes(1, &zero, &lk, &lo, &hi, &h, &k1, &k2, &kap, &w[0])
     a_m, a_n = np.asarray(am), np.asarray(an)
     return {"h": h, "a1": a1, "a2": a2, "lo": lo0, "hi": hi0, "alpha_z": a_m * k1 + a_n * k2,
             "loss": merge_loss(&am[0], 1.0, &an[0], 1.0, C, kappa, k1, k2)}
@@ -456,6 +497,7 @@ cdef class BSGDCore(KernelCore):
     cdef double* lane                 # 10 (B + 1): per merge candidate ln kappa, a1, a2, lo, hi,
                                       # h, k1, k2, kappa, L (structure of arrays)
     cdef double* work                 # GOLDEN_WORK (B + 1 + 16 MAX_CHUNKS): golden_lanes / finish_lanes
+    cdef Py_ssize_t* lidx             # B + 1: the lanes (candidates) left to search
     cdef Py_ssize_t lcap              # B + 1
     cdef double* norms                # B + 1: ||alpha_i||^2
     cdef double* az                   # C: alpha of the merged SV
@@ -477,8 +519,11 @@ cdef class BSGDCore(KernelCore):
         self.merge_tol = merge_tol
         self.lcap = budget + 1
         self.buf_ = (np.zeros(self.n_features), np.zeros(10 * self.lcap), np.zeros(budget + 1),
-                     np.zeros(self.n_outputs), np.zeros(GOLDEN_WORK * (self.lcap + 16 * MAX_CHUNKS)))
+                     np.zeros(self.n_outputs), np.zeros(GOLDEN_WORK * (self.lcap + 16 * MAX_CHUNKS)),
+                     np.zeros(self.lcap, dtype=np.intp))
         cdef double[::1] a = self.buf_[0], b = self.buf_[1], c = self.buf_[2], e = self.buf_[3], f = self.buf_[4]
+        cdef Py_ssize_t[::1] g = self.buf_[5]
+        self.lidx = &g[0]
         self.z = &a[0]
         self.lane = &b[0]
         self.norms = &c[0]
@@ -572,32 +617,91 @@ cdef class BSGDCore(KernelCore):
         self.n_merges += 1
 
     cdef void candidates(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ch) noexcept nogil:
-        """Merge candidates a..b-1 (partners of SV m): ln kappa (SupportSet.log_kernel_sv's sums), the
-        golden-section search of all of them in lockstep, then h, k1,
-        k2, kappa and the degradation L of each (lane m is left with L unset)."""
-        cdef Py_ssize_t i, k = b - a, cap = self.lcap
-        cdef int C = self.n_outputs
+        """Merge candidates a..b-1 (partners of SV m): ln kappa (SupportSet.log_kernel_sv's sums),
+        a1, a2 and the bracket of each, then the golden-section search, h, k1, k2, kappa and the
+        degradation L of those that can be the best partner (lane m is left with L unset).
+
+        Pruning, which changes no result: the PROBES nearest candidates (largest kappa) are searched
+        first, and their least degradation U bounds the best one from above.  A candidate whose
+        lower bound on L (merge_loss_bound, at any h of its bracket, so at the one the search
+        would return) exceeds U by more than PRUNE_RTOL (|alpha_m| + |alpha_n|)^2 -- far above the
+        rounding of L and of the bound -- has L > U >= the best L, so it can be neither the argmin
+        nor tie with it: it gets L = +inf and no search.  Every other lane is searched exactly as
+        before (the lanes never interact), so the chosen partner and the merged SV keep their bits.
+        On ijcnn1 (B = 1000, gamma = 4) about 90% of the candidates are pruned."""
+        cdef Py_ssize_t i, j, r, cap = self.lcap, npr = 0, ns = 0
+        cdef int c, C = self.n_outputs
+        cdef double sc = self.sv.scale, ub = INFINITY, lb, mag, am, an
         cdef double* lk = self.lane
+        cdef double* L = self.lane + 9 * cap
         cdef double* cm = self.sv.coef + m * C
+        cdef double* cn
         cdef double* wk = self.work + GOLDEN_WORK * (a + 16 * ch)   # block ch's own scratch
+        cdef Py_ssize_t* idx = self.lidx + a                      # block ch's lane list
+        cdef Py_ssize_t probe[PROBES]
+        cdef double t[PIECES + 1]
         okbsgd_log_kernels(self.sv.X, self.sv.d, m, a, b, self.sv.gamma, lk)
         for i in range(a, b):
             if i == m:
-                lk[cap + i] = 0.0                          # an empty bracket: the lane idles
-                lk[2 * cap + i] = 0.0
-                lk[3 * cap + i] = 0.0
-                lk[4 * cap + i] = 0.0
-            else:
-                merge_coefficients(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
-                                   lk + cap + i, lk + 2 * cap + i, lk + 3 * cap + i, lk + 4 * cap + i)
-        golden_lanes(k, lk + a, lk + cap + a, lk + 2 * cap + a, lk + 3 * cap + a, lk + 4 * cap + a,
-                     self.merge_tol, wk)
-        finish_lanes(k, lk + a, lk + 3 * cap + a, lk + 4 * cap + a, lk + 5 * cap + a, lk + 6 * cap + a,
-                     lk + 7 * cap + a, lk + 8 * cap + a, wk)
+                continue
+            merge_coefficients(cm, sc, self.sv.coef + i * C, sc, C,
+                               lk + cap + i, lk + 2 * cap + i, lk + 3 * cap + i, lk + 4 * cap + i)
+            # the PROBES largest ln kappa so far, in decreasing order (ties: the earlier slot)
+            if npr < PROBES or lk[i] > lk[probe[npr - 1]]:
+                j = npr if npr < PROBES else PROBES - 1
+                while j > 0 and lk[i] > lk[probe[j - 1]]:
+                    probe[j] = probe[j - 1]
+                    j -= 1
+                probe[j] = i
+                if npr < PROBES:
+                    npr += 1
+        self.search(m, npr, probe, wk)
+        for r in range(npr):
+            if L[probe[r]] < ub:
+                ub = L[probe[r]]
+        # the lower bounds: kappa^((j/P)^2), j = 1..P-1, and kappa of every other candidate in one
+        # vector exp (wk holds 4 per lane: GOLDEN_WORK >= PIECES)
         for i in range(a, b):
-            if i != m:
-                lk[9 * cap + i] = merge_loss(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
-                                             lk[8 * cap + i], lk[6 * cap + i], lk[7 * cap + i])
+            for j in range(1, PIECES + 1):
+                wk[(j - 1) * (b - a) + i - a] = kpow(<double>(j * j) / <double>(PIECES * PIECES), lk[i])
+        ok_vexp(wk, wk, <int>(PIECES * (b - a)))
+        t[0] = 1.0
+        for i in range(a, b):
+            if i == m:
+                continue
+            for r in range(npr):
+                if probe[r] == i:
+                    break
+            else:
+                for j in range(1, PIECES + 1):
+                    t[j] = wk[(j - 1) * (b - a) + i - a]
+                cn = self.sv.coef + i * C
+                lb = merge_loss_bound(cm, sc, cn, sc, C, lk[3 * cap + i], t)
+                mag = 0.0
+                for c in range(C):
+                    am = fabs(sc * cm[c])
+                    an = fabs(sc * cn[c])
+                    mag = mag + (am + an) * (am + an)
+                if lb > ub + PRUNE_RTOL * mag:
+                    L[i] = INFINITY
+                else:
+                    idx[ns] = i
+                    ns += 1
+        self.search(m, ns, idx, wk)
+
+    cdef void search(self, Py_ssize_t m, Py_ssize_t n, const Py_ssize_t* idx, double* wk) noexcept nogil:
+        """The golden-section search, h, k1, k2, kappa and L of the candidates idx[0..n)."""
+        cdef Py_ssize_t r, i, cap = self.lcap
+        cdef int C = self.n_outputs
+        cdef double* lk = self.lane
+        cdef double* cm = self.sv.coef + m * C
+        golden_lanes(n, idx, lk, lk + cap, lk + 2 * cap, lk + 3 * cap, lk + 4 * cap, self.merge_tol, wk)
+        finish_lanes(n, idx, lk, lk + 3 * cap, lk + 4 * cap, lk + 5 * cap, lk + 6 * cap, lk + 7 * cap,
+                     lk + 8 * cap, wk)
+        for r in range(n):
+            i = idx[r]
+            lk[9 * cap + i] = merge_loss(cm, self.sv.scale, self.sv.coef + i * C, self.sv.scale, C,
+                                         lk[8 * cap + i], lk[6 * cap + i], lk[7 * cap + i])
 
     def get_state(self):
         st = KernelCore.get_state(self)
