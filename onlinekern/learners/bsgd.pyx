@@ -274,10 +274,131 @@ cdef extern from *:
                (X, d, m, a, b, gamma, out),
         for (Py_ssize_t i = a; i < b; i++)
             out[i] = -gamma * okbsgd_sqdist_(X + m * d, X + i * d, d);)
+
+    /* One output (C = 1: binary, regression), candidates i in [a, b) of SV m, vectorised (the
+     * scalar loops' branches on the signs are coin flips):
+     * okbsgd_coefs1: a1, a2 and the first bracket of merge_coefficients, the same operations
+     * (0.0 + am / den, as its sum from 0) so the same bits;
+     * okbsgd_prune1: merge_loss_bound for each candidate (t: PIECES arrays of b - a,
+     * kappa^((j/P)^2) for j = 1..P-1 then kappa) against ub, and the candidates kept in idx
+     * (returns their number); a pruned one gets L = +inf.  keep: scratch of b - a. */
+    #define OKBSGD_P 4                  /* = PIECES */
+    OKBSGD_MULTI(void, okbsgd_coefs1, (const double *restrict coef, double scale, Py_ssize_t m, Py_ssize_t a,
+                                       Py_ssize_t b, double cancel, double zden, double *restrict a1,
+                                       double *restrict a2, double *restrict lo, double *restrict hi),
+                 (coef, scale, m, a, b, cancel, zden, a1, a2, lo, hi),
+        vd_ zero, one, vam, van, den, x1, x2, vcan, vzd, vsix, vm5;
+        vl_ absm, mask, pos;
+        double am = scale * coef[m];
+        Py_ssize_t i;
+        int k;
+        for (k = 0; k < W_; k++) {
+            zero[k] = 0.0; one[k] = 1.0; vam[k] = am; vcan[k] = cancel; vzd[k] = zden; vsix[k] = 6.0;
+            vm5[k] = -5.0; absm[k] = 0x7fffffffffffffffLL;
+        }
+        for (i = a; i + W_ <= b; i += W_) {
+            van = scale * OKBSGD_LD(coef + i);
+            den = vam + van;
+            mask = OKBSGD_ABS(den) <= vcan * (OKBSGD_ABS(vam) + OKBSGD_ABS(van));
+            den = OKBSGD_SELD(mask, vzd, den);
+            x1 = zero + vam / den;
+            x2 = zero + van / den;
+            OKBSGD_ST(a1 + i, x1);
+            OKBSGD_ST(a2 + i, x2);
+            mask = x1 * x2 > zero;
+            pos = x1 > zero;
+            OKBSGD_ST(lo + i, OKBSGD_SELD(mask, zero, OKBSGD_SELD(pos, one, vm5)));
+            OKBSGD_ST(hi + i, OKBSGD_SELD(mask, one, OKBSGD_SELD(pos, vsix, zero)));
+        }
+        for (; i < b; i++) {
+            double an = scale * coef[i], d = am + an, y1, y2;
+            if (fabs(d) <= cancel * (fabs(am) + fabs(an)))
+                d = zden;
+            y1 = 0.0 + am / d;
+            y2 = 0.0 + an / d;
+            a1[i] = y1;
+            a2[i] = y2;
+            lo[i] = y1 * y2 > 0.0 ? 0.0 : (y1 > 0.0 ? 1.0 : -5.0);
+            hi[i] = y1 * y2 > 0.0 ? 1.0 : (y1 > 0.0 ? 6.0 : 0.0);
+        })
+    OKBSGD_MULTI(Py_ssize_t, okbsgd_prune1, (const double *restrict coef, double scale, Py_ssize_t m, Py_ssize_t a,
+                                             Py_ssize_t b, const double *restrict lo, const double *restrict t,
+                                             double ub, double rtol, double *restrict L, Py_ssize_t *restrict idx,
+                                             double *restrict keep),
+                 (coef, scale, m, a, b, lo, t, ub, rtol, L, idx, keep),
+        vd_ zero, one, two, vam, aam, van, aan, kap, base, z, w, lb, lbo, u, v, vub, vrt, vlo, tj[OKBSGD_P + 1];
+        vl_ absm;
+        double am = scale * coef[m];
+        Py_ssize_t i, n = b - a, ns = 0;
+        int k, j;
+        for (k = 0; k < W_; k++) {
+            zero[k] = 0.0; one[k] = 1.0; two[k] = 2.0; vam[k] = am; vub[k] = ub; vrt[k] = rtol;
+            absm[k] = 0x7fffffffffffffffLL;
+        }
+        aam = OKBSGD_ABS(vam);
+        tj[0] = one;
+        for (i = 0; i + W_ <= n; i += W_) {
+            for (j = 1; j <= OKBSGD_P; j++)
+                tj[j] = OKBSGD_LD(t + (j - 1) * n + i);
+            kap = tj[OKBSGD_P];
+            van = scale * OKBSGD_LD(coef + a + i);
+            aan = OKBSGD_ABS(van);
+            base = zero + (vam * vam + van * van + two * kap * vam * van);
+            vlo = OKBSGD_LD(lo + a + i);
+            u = OKBSGD_SELD(vlo > zero, one, kap);
+            v = OKBSGD_SELD(vlo > zero, kap, one);
+            w = aam * u + aan * v;
+            lbo = base - (zero + w * w);
+            lb = base - (zero + (aam * tj[OKBSGD_P - 1] + aan * tj[0]) * (aam * tj[OKBSGD_P - 1] + aan * tj[0]));
+            for (j = 1; j < OKBSGD_P; j++) {
+                w = aam * tj[OKBSGD_P - 1 - j] + aan * tj[j];
+                z = base - (zero + w * w);
+                lb = OKBSGD_SELD(z < lb, z, lb);
+            }
+            lb = OKBSGD_SELD(vlo != zero, lbo, lb);
+            w = aam + aan;
+            OKBSGD_STL(keep + i, ~(lb > vub + vrt * (zero + w * w)));
+        }
+        for (; i < n; i++) {
+            double an = scale * coef[a + i], kp = t[(OKBSGD_P - 1) * n + i], bs, ww, lbs, zz, tt[OKBSGD_P + 1];
+            long long kk;
+            tt[0] = 1.0;
+            for (j = 1; j <= OKBSGD_P; j++)
+                tt[j] = t[(j - 1) * n + i];
+            bs = 0.0 + (am * am + an * an + 2.0 * kp * am * an);
+            if (lo[a + i] != 0.0) {
+                ww = fabs(am) * (lo[a + i] > 0.0 ? 1.0 : kp) + fabs(an) * (lo[a + i] > 0.0 ? kp : 1.0);
+                lbs = bs - (0.0 + ww * ww);
+            } else {
+                lbs = INFINITY;
+                for (j = 0; j < OKBSGD_P; j++) {
+                    ww = fabs(am) * tt[OKBSGD_P - 1 - j] + fabs(an) * tt[j];
+                    zz = bs - (0.0 + ww * ww);
+                    lbs = zz < lbs ? zz : lbs;
+                }
+            }
+            ww = fabs(am) + fabs(an);
+            kk = !(lbs > ub + rtol * (0.0 + ww * ww)) ? -1 : 0;
+            memcpy(keep + i, &kk, sizeof kk);
+        }
+        for (i = 0; i < n; i++) {               /* the kept lanes, in slot order, without branches */
+            long long kk;
+            memcpy(&kk, keep + i, sizeof kk);
+            kk = kk && a + i != m;
+            idx[ns] = a + i;
+            ns += kk;
+            L[a + i] = kk ? L[a + i] : INFINITY;
+        }
+        return ns;)
     """
     Py_ssize_t okbsgd_oldest_le(const double* v, const long long* stamp, Py_ssize_t n, double limit) noexcept nogil
     void okbsgd_log_kernels(const double* X, int d, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double gamma,
                             double* out) noexcept nogil
+    void okbsgd_coefs1(const double* coef, double scale, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double cancel,
+                       double zden, double* a1, double* a2, double* lo, double* hi) noexcept nogil
+    Py_ssize_t okbsgd_prune1(const double* coef, double scale, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b,
+                             const double* lo, const double* t, double ub, double rtol, double* L, Py_ssize_t* idx,
+                             double* keep) noexcept nogil
     void okbsgd_golden(Py_ssize_t n, const Py_ssize_t* idx, const double* lk, const double* a1, const double* a2, double* lo, double* hi,
                        double tol, double golden, double tie, int max_sections, double* w) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
@@ -639,13 +760,18 @@ cdef class BSGDCore(KernelCore):
         cdef double* wk = self.work + GOLDEN_WORK * (a + 16 * ch)   # block ch's own scratch
         cdef Py_ssize_t* idx = self.lidx + a                      # block ch's lane list
         cdef Py_ssize_t probe[PROBES]
+        cdef double pl[PROBES]
         cdef double t[PIECES + 1]
         okbsgd_log_kernels(self.sv.X, self.sv.d, m, a, b, self.sv.gamma, lk)
+        if C == 1:
+            okbsgd_coefs1(self.sv.coef, sc, m, a, b, CANCEL_RTOL, ZERO_DENOMINATOR, lk + cap, lk + 2 * cap,
+                          lk + 3 * cap, lk + 4 * cap)
         for i in range(a, b):
             if i == m:
                 continue
-            merge_coefficients(cm, sc, self.sv.coef + i * C, sc, C,
-                               lk + cap + i, lk + 2 * cap + i, lk + 3 * cap + i, lk + 4 * cap + i)
+            if C != 1:
+                merge_coefficients(cm, sc, self.sv.coef + i * C, sc, C,
+                                   lk + cap + i, lk + 2 * cap + i, lk + 3 * cap + i, lk + 4 * cap + i)
             # the PROBES largest ln kappa so far, in decreasing order (ties: the earlier slot)
             if npr < PROBES or lk[i] > lk[probe[npr - 1]]:
                 j = npr if npr < PROBES else PROBES - 1
@@ -665,6 +791,25 @@ cdef class BSGDCore(KernelCore):
             for j in range(1, PIECES + 1):
                 wk[(j - 1) * (b - a) + i - a] = kpow(<double>(j * j) / <double>(PIECES * PIECES), lk[i])
         ok_vexp(wk, wk, <int>(PIECES * (b - a)))
+        if C == 1:
+            # the probes' brackets are searched already (so no longer first brackets): their L is
+            # kept as it is and they are dropped from the list
+            for r in range(npr):
+                pl[r] = L[probe[r]]
+            ns = okbsgd_prune1(self.sv.coef, sc, m, a, b, lk + 3 * cap, wk, ub, PRUNE_RTOL, L, idx,
+                               wk + PIECES * (b - a))
+            for r in range(npr):
+                L[probe[r]] = pl[r]
+            j = 0
+            for r in range(ns):
+                for c in range(npr):
+                    if probe[c] == idx[r]:
+                        break
+                else:
+                    idx[j] = idx[r]
+                    j += 1
+            self.search(m, j, idx, wk)
+            return
         t[0] = 1.0
         for i in range(a, b):
             if i == m:
