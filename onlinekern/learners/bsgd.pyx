@@ -12,7 +12,9 @@ seen, so ``partial_fit`` chunks continue the same schedule):
 4. If |S| > B: a duplicate of x_t (k >= 1 - 1e-8) absorbs the new SV (``merging``) or the new SV
    is dropped (``removal``); otherwise ``removal`` deletes argmin ||alpha_i||^2 k(x_i, x_i) and
    ``merging`` merges m* = argmin ||alpha_i||^2 with the partner n* whose merge degrades the
-   model least (golden-section search for the merge position h of each candidate).
+   model least (golden-section search for the merge position h of each candidate; candidates
+   whose lower bound on the degradation provably exceeds a searched one's are skipped, which
+   changes no result: BSGDCore.candidates).
 
 Ties decided in exact arithmetic, not by rounding noise
 ------------------------------------------------------
