@@ -242,14 +242,16 @@ cdef class LearnerCore:
                 i = ordp[t] if ordp != NULL else t
                 get_row(&rv, i, &xr, &xi, &nnz)
                 if ordp != NULL:
-                    # A permuted stream jumps around X: fetch the next rows' data (and the
-                    # offsets of the one after) while this example computes, so the cache
-                    # misses overlap the work (no effect on results).
-                    if t + 2 < n:
-                        prefetch_offsets(&rv, ordp[t + 2])
-                    if t + 1 < n:
-                        prefetch_row(&rv, ordp[t + 1])
-                        OK_PREFETCH(&yv[ordp[t + 1]])
+                    # A permuted stream jumps around X: fetch the data of the row 4 ahead (and
+                    # the offsets of the row 8 ahead) while this example computes, so the cache
+                    # and TLB misses overlap the work (no effect on results).  One row ahead
+                    # was too late for the fast learners: FOGD at D = 4 took 0.13 us per
+                    # example against 0.07 in file order; 4 ahead, 0.08.
+                    if t + 8 < n:
+                        prefetch_offsets(&rv, ordp[t + 8])
+                    if t + 4 < n:
+                        prefetch_row(&rv, ordp[t + 4])
+                        OK_PREFETCH(&yv[ordp[t + 4]])
                 yi = yv[i]
                 status = self.step(xr, xi, nnz, yi, f)
                 if status != 0:
