@@ -335,10 +335,11 @@ static void ok_cossin_fix_(const double *a, double *c, double *s, int n) {
             double buf[W], cb[W], sb[W];                                                      \
             int r = n - i;                                                                    \
             for (k = 0; k < W; k++) buf[k] = k < r ? a[i + k] : 0.0;                          \
-            KERNEL(LOADU(buf), &cv, &sv);                                                     \
+            V x = LOADU(buf);                                                                 \
+            KERNEL(x, &cv, &sv);                                                              \
             STOREU(cb, cv);                                                                   \
             STOREU(sb, sv);                                                                   \
-            ok_cossin_fix_(buf, cb, sb, W);                                                   \
+            if (ABS_MAX_BIG(x)) ok_cossin_fix_(buf, cb, sb, W);                               \
             for (k = 0; k < r; k++) { c[i + k] = cb[k]; s[i + k] = sb[k]; }                   \
         }                                                                                     \
     }
