@@ -331,7 +331,13 @@ static void ok_cossin_fix_(const double *a, double *c, double *s, int n) {
             STOREU(s + i, sv);                                                                \
             if (ABS_MAX_BIG(x)) ok_cossin_fix_(a + i, c + i, s + i, W);                       \
         }                                                                                     \
-        if (i < n) {                                                                          \
+        if (i < n && n >= W) {  /* the last W lanes, overlapping the previous vector: each */ \
+            V x = LOADU(a + n - W);  /* lane depends only on its own argument, so lanes        */ \
+            KERNEL(x, &cv, &sv);     /* computed twice get the same value twice                */ \
+            STOREU(c + n - W, cv);                                                            \
+            STOREU(s + n - W, sv);                                                            \
+            if (ABS_MAX_BIG(x)) ok_cossin_fix_(a + n - W, c + n - W, s + n - W, W);           \
+        } else if (i < n) {                                                                   \
             double buf[W], cb[W], sb[W];                                                      \
             int r = n - i;                                                                    \
             for (k = 0; k < W; k++) buf[k] = k < r ? a[i + k] : 0.0;                          \
