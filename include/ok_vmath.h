@@ -61,6 +61,27 @@ static int ok_simd_level(void) {
     return level;
 }
 
+/* OK_MULTI(ret, name, (params), (args), body...) compiles one body at each SIMD level (name_base_,
+ * name_avx2_, name_avx512_) and defines name(), which runs the level's version; OK_DISPATCH defines
+ * only that dispatcher, for versions written out by hand (different vector widths per level).
+ * Kernels here and the learners' own fused passes (support.pxd, bsgd.pyx) are built this way. */
+#ifdef OK_X86
+#define OK_DISPATCH(RET, NAME, PARAMS, ARGS)                                                  \
+    static RET NAME PARAMS {                                                                  \
+        int level_ = ok_level_ >= 0 ? ok_level_ : ok_simd_level();                            \
+        if (level_ == 2) return NAME##_avx512_ ARGS;                                          \
+        if (level_ == 1) return NAME##_avx2_ ARGS;                                            \
+        return NAME##_base_ ARGS;                                                             \
+    }
+#define OK_MULTI(RET, NAME, PARAMS, ARGS, ...)                                                \
+    static RET NAME##_base_ PARAMS { __VA_ARGS__ }                                            \
+    __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { __VA_ARGS__ }       \
+    __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { __VA_ARGS__ }      \
+    OK_DISPATCH(RET, NAME, PARAMS, ARGS)
+#else
+#define OK_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS { __VA_ARGS__ }
+#endif
+
 /* 1 if exp (libmvec found) and cos/sin (the kernel below) are vectorised: level > 0. */
 static int ok_vector_math(void) {
 #ifdef OK_MVEC
@@ -189,21 +210,9 @@ typedef double ok_v8d_ __attribute__((vector_size(64)));
             for (t = 0; t < rem; t++) a[j + t] = s_[t];                                       \
         }                                                                                     \
     }
-#define OK_PROJECT_PARAMS (int D, int m, const double *restrict v, const int *restrict idx,            \
-                           const double *restrict E, double *restrict a)
-static void ok_project_base_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
-#ifdef OK_X86
-__attribute__((target("avx2,fma"))) static void ok_project_avx2_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
-__attribute__((target("avx512f"))) static void ok_project_avx512_ OK_PROJECT_PARAMS { OK_PROJECT_BODY }
-#endif
-static inline void ok_project(int D, int m, const double *v, const int *idx, const double *E, double *a) {
-#ifdef OK_X86
-    int level = ok_level_ >= 0 ? ok_level_ : ok_simd_level();
-    if (level == 2) { ok_project_avx512_(D, m, v, idx, E, a); return; }
-    if (level == 1) { ok_project_avx2_(D, m, v, idx, E, a); return; }
-#endif
-    ok_project_base_(D, m, v, idx, E, a);
-}
+OK_MULTI(void, ok_project, (int D, int m, const double *restrict v, const int *restrict idx,
+                            const double *restrict E, double *restrict a), (D, m, v, idx, E, a),
+         OK_PROJECT_BODY)
 
 /* ---- cos/sin/exp over arrays ------------------------------------------------------------ */
 

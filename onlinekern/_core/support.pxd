@@ -7,8 +7,8 @@ from onlinekern._core.learner cimport LearnerCore
 # attributes and chosen at run time like ok_vmath.h's kernels: Cython's loops over these arrays
 # stay scalar (no aliasing information, a minimum with a data-dependent index), and gcc cannot
 # vectorise a floating-point minimum reduction without -ffast-math.  OKSV_MULTI(ret, name,
-# (params), (args), body...) defines name() and its three compiled versions; learners use it for
-# their own fused passes too.
+# (params), (args), body...) is ok_vmath.h's OK_MULTI: name() and its three compiled versions;
+# learners use it for their own fused passes too.
 cdef extern from *:
     """
     #include "ok_vmath.h"
@@ -20,20 +20,7 @@ cdef extern from *:
     #define OKV_LOADD(p) ({ okv8d v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKV_LOADL(p) ({ okv8l v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKV_SEL(mask, a, b) (((mask) & (okv8l)(a)) | (~(mask) & (okv8l)(b)))  /* mask ? a : b */
-    #ifdef OK_X86
-    #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...)                                              \
-        static RET NAME##_base_ PARAMS { __VA_ARGS__ }                                          \
-        __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { __VA_ARGS__ }     \
-        __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { __VA_ARGS__ }    \
-        static RET NAME PARAMS {                                                                \
-            int level_ = ok_level_ >= 0 ? ok_level_ : ok_simd_level();                          \
-            if (level_ == 2) return NAME##_avx512_ ARGS;                                        \
-            if (level_ == 1) return NAME##_avx2_ ARGS;                                          \
-            return NAME##_base_ ARGS;                                                           \
-        }
-    #else
-    #define OKSV_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS { __VA_ARGS__ }
-    #endif
+    #define OKSV_MULTI OK_MULTI                     /* ok_vmath.h */
 
     /* Any lane of a mask set (three shuffle-or steps instead of eight lane extractions). */
     #if defined(__clang__) || __GNUC__ >= 12

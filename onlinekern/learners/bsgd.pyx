@@ -125,12 +125,7 @@ cdef extern from *:
             typedef okv4d vd_; typedef okv4l vl_; enum { W_ = 4 }; __VA_ARGS__ }                 \
         __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS {                    \
             typedef okv8d vd_; typedef okv8l vl_; enum { W_ = 8 }; __VA_ARGS__ }                 \
-        static RET NAME PARAMS {                                                                \
-            int level_ = ok_level_ >= 0 ? ok_level_ : ok_simd_level();                          \
-            if (level_ == 2) return NAME##_avx512_ ARGS;                                        \
-            if (level_ == 1) return NAME##_avx2_ ARGS;                                          \
-            return NAME##_base_ ARGS;                                                           \
-        }
+        OK_DISPATCH(RET, NAME, PARAMS, ARGS)
     #else
     #define OKBSGD_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS {                 \
             typedef okv2d vd_; typedef okv2l vl_; enum { W_ = 2 }; __VA_ARGS__ }
