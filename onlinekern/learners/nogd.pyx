@@ -27,6 +27,8 @@ from onlinekern._core.weights cimport ScaledWeights
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.vmath cimport ok_dot, ok_axpy
 
+import functools
+
 import numpy as np
 from onlinekern.base import KernelLearner, _positive, _positive_int
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
@@ -342,16 +344,12 @@ cdef class NOGDCore(KernelCore):
         self.k, self.switched, self.n1 = k, switched, n1
 
 
-_BLAS = []
-
-
+@functools.lru_cache(maxsize=None)
 def _blas_controller():
     """threadpoolctl's view of the loaded BLAS libraries, built on first use (scipy's LAPACK is
     loaded by this module's import)."""
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0]
+    from threadpoolctl import ThreadpoolController
+    return ThreadpoolController()
 
 
 class NOGD(KernelLearner):
