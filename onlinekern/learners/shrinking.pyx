@@ -467,7 +467,6 @@ cdef class ShrinkingCore(KernelCore):
     def sample_index(self, int c, u):
         """Slots drawn by the Fenwick sampler of output c for uniforms u (tests)."""
         uu = np.ascontiguousarray(u, dtype=np.float64)
-        out = np.zeros(uu.shape[0], dtype=np.int64)
         if self.sv.n == 0:
             raise ValueError("the model is empty")
         if not 0 <= c < self.n_outputs:
@@ -479,8 +478,7 @@ cdef class ShrinkingCore(KernelCore):
         cdef Py_ssize_t[::1] slv = slots
         if uu.shape[0]:
             self.tree_find_many(c, &tv[0], &slv[0], uu.shape[0])
-        out[:] = slots
-        return out
+        return slots.astype(np.int64, copy=False)
 
     @property
     def alpha(self):
