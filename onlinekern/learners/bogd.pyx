@@ -62,13 +62,17 @@ cdef extern from *:
                 coef[i * C + c] = a / scale;
             })
 
-    /* p_i = 1 - cp norm_i per slot; returns 1 if some p_i < 0. */
+    /* p_i = 1 - cp norm_i per slot, clamped at 0 (which changes nothing unless some p_i < 0, and
+     * then step 4 clamps them); returns 1 if some p_i < 0.  Branch-free: about half of the p_i
+     * are negative when any is. */
     OKSV_MULTI(int, okbogd_probs, (const double *restrict norms, double cp, Py_ssize_t n,
                                    double *restrict p), (norms, cp, n, p),
         int neg = 0;
+        double q;
         for (Py_ssize_t i = 0; i < n; i++) {
-            p[i] = 1.0 - cp * norms[i];
-            neg |= p[i] < 0.0;
+            q = 1.0 - cp * norms[i];
+            neg |= q < 0.0;
+            p[i] = q < 0.0 ? 0.0 : q;
         }
         return neg;)
 
@@ -118,22 +122,48 @@ cdef extern from *:
         }
         return t;)
 
-    /* BOGD++ with one coefficient per SV and p unclamped: the cumulative sum of p in insertion
-     * order (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for eight slots per eight
-     * positions (den = c_p norm_i), so the vector work hides in the latency of the sequential
-     * adds.  The same operations as okbogd_dens + okbogd_rescale, in vector extensions. */
+    /* The sum of the clamped p in insertion order (p_i at slot pos[j]), eight gathered at a time;
+     * loads only, so the gathers run ahead of the sequential adds. */
+    OKSV_MULTI(double, okbogd_sum_pos, (const double *restrict ps, const long long *restrict pos, Py_ssize_t n),
+               (ps, pos, n),
+        okv8d v;
+        double s = 0.0;
+        Py_ssize_t j = 0, b_, nb = n / 8;
+        int k;
+        for (b_ = 0; b_ < nb; b_++, j += 8) {
+            for (k = 0; k < 8; k++) v[k] = ps[pos[j + k]];
+            for (k = 0; k < 8; k++) s += v[k];
+        }
+        for (; j < n; j++) s += ps[pos[j]];
+        return s;)
+
+    /* ... and their renormalisation p_i / s (a true division, at the level's vector width). */
+    OKSV_MULTI(void, okbogd_divide, (double *restrict ps, double s, Py_ssize_t n), (ps, s, n),
+        for (Py_ssize_t i = 0; i < n; i++) ps[i] = ps[i] / s;)
+
+    /* BOGD++ with one coefficient per SV: the cumulative sum of p in insertion order
+     * (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for eight slots per eight
+     * positions, so the vector work hides in the latency of the sequential adds.  The
+     * denominator of slot i is c_p norm_i when p is unclamped, else 1 - p_i (clamped,
+     * renormalised or uniform).  The same operations as okbogd_dens + okbogd_rescale. */
     OKSV_MULTI(double, okbogd_cum_rescale, (double *restrict coef, double scale, const long long *restrict pos,
                                             const double *restrict ps, const double *restrict norms, double cp,
-                                            double bound, Py_ssize_t n, double *restrict p, double *restrict cum),
-               (coef, scale, pos, ps, norms, cp, bound, n, p, cum),
-        okv8d sv, cpv, bv, nbv, zero, av, qv;
+                                            int clamped, double bound, Py_ssize_t n, double *restrict p,
+                                            double *restrict cum),
+               (coef, scale, pos, ps, norms, cp, clamped, bound, n, p, cum),
+        okv8d sv, cpv, bv, nbv, zero, one, av, qv;
         double c = 0.0, a, q;
         Py_ssize_t j = 0, b_, nb = n / 8;
         int k;
-        for (k = 0; k < 8; k++) { sv[k] = scale; cpv[k] = cp; bv[k] = bound; nbv[k] = -bound; zero[k] = 0.0; }
+        for (k = 0; k < 8; k++) {
+            sv[k] = scale; cpv[k] = cp; bv[k] = bound; nbv[k] = -bound; zero[k] = 0.0; one[k] = 1.0;
+        }
         for (b_ = 0; b_ < nb; b_++, j += 8) {
             av = sv * OKV_LOADD(coef + j);
-            qv = av / (cpv * OKV_LOADD(norms + j));
+            if (clamped)
+                qv = av / (one - OKV_LOADD(ps + j));
+            else
+                qv = av / (cpv * OKV_LOADD(norms + j));
             av = (okv8d)OKV_SEL(av != zero, qv, av);
             av = (okv8d)OKV_SEL(av > bv, bv, OKV_SEL(av < nbv, nbv, av));
             av = av / sv;
@@ -146,7 +176,7 @@ cdef extern from *:
         }
         for (; j < n; j++) {
             a = scale * coef[j];
-            q = a / (cp * norms[j]);
+            q = a / (clamped ? 1.0 - ps[j] : cp * norms[j]);
             a = a != 0.0 ? q : a;
             a = a > bound ? bound : (a < -bound ? -bound : a);
             coef[j] = a / scale;
@@ -162,8 +192,10 @@ cdef extern from *:
     double okbogd_total(const double* coef, double scale, const long long* pos, Py_ssize_t n,
                         double* norms) noexcept nogil
     double okbogd_cum_rescale(double* coef, double scale, const long long* pos, const double* ps,
-                              const double* norms, double cp, double bound, Py_ssize_t n, double* p,
+                              const double* norms, double cp, int clamped, double bound, Py_ssize_t n, double* p,
                               double* cum) noexcept nogil
+    double okbogd_sum_pos(const double* ps, const long long* pos, Py_ssize_t n) noexcept nogil
+    void okbogd_divide(double* ps, double s, Py_ssize_t n) noexcept nogil
     void okbogd_dens(const double* p, const double* norms, double cp, int clamped, Py_ssize_t n,
                      double* den) noexcept nogil
 from onlinekern._core.losses cimport TaskLoss
@@ -343,19 +375,13 @@ cdef class BOGDCore(KernelCore):
             else:
                 cp = (n - 1) / total
                 clamped = okbogd_probs(self.norms, cp, n, ps)
-                if clamped:
-                    s = 0.0
-                    for j in range(n):
-                        i = pos[j]
-                        if ps[i] < 0.0:
-                            ps[i] = 0.0
-                        s += ps[i]
-                    for i in range(n):
-                        ps[i] = ps[i] / s
-            fused = C == 1 and not clamped
+                if clamped:                                    # (clamped above) renormalise by the
+                    s = okbogd_sum_pos(ps, pos, n)             # sum in insertion order
+                    okbogd_divide(ps, s, n)
+            fused = C == 1
             if fused:                                          # 5. c = cumsum(p), with 6.
-                cum = okbogd_cum_rescale(self.sv.coef, self.sv.scale, pos, ps, self.norms, cp, bound, n,
-                                         self.p, self.cum)
+                cum = okbogd_cum_rescale(self.sv.coef, self.sv.scale, pos, ps, self.norms, cp, clamped, bound,
+                                         n, self.p, self.cum)
             else:
                 cum = 0.0                                      # 5. c = cumsum(p)
                 for j in range(n):
