@@ -28,6 +28,47 @@ from onlinekern._core.learner cimport TASK_MULTICLASS
 from onlinekern._core.features cimport FeatureCore
 from onlinekern._core.losses cimport TaskLoss, runner_up
 from onlinekern._core.vmath cimport ok_dot
+
+cdef extern from *:
+    """
+    /* Step 4's dots out[k] = E_{idx[k]} . q (rows of length D) for k < nnz, four rows at a time
+     * so that their chains of adds overlap.  Per row these are exactly ok_dot's operations: 16
+     * partial sums (lanes 0-7 and 8-15 of two vectors), the same tail and the same reduction,
+     * so every out[k] is bit-identical to ok_dot(E + idx[k] D, q, D) at every SIMD level. */
+    typedef double okr8d __attribute__((vector_size(64)));
+    #define OKR_LOAD(p) ({ okr8d v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKR_FINISH(lo, hi, a, OUT) {                                                      \
+        for (j = 0; i + j < D; j++) {                                                         \
+            if (j < 8) lo[j] += a[i + j] * q[i + j]; else hi[j - 8] += a[i + j] * q[i + j];   \
+        }                                                                                     \
+        lo = lo + hi;                                                                         \
+        OUT = ((lo[0] + lo[4]) + (lo[2] + lo[6])) + ((lo[1] + lo[5]) + (lo[3] + lo[7]));     \
+    }
+    OK_MULTI(void, okrrf_row_dots, (const double *restrict E, int D, const int *restrict idx, int nnz,
+                                    const double *restrict q, double *restrict out),
+             (E, D, idx, nnz, q, out),
+        int k = 0, i, j;
+        okr8d l0, h0, l1, h1, l2, h2, l3, h3, bl, bh;
+        for (; k + 4 <= nnz; k += 4) {
+            const double *a0 = E + (ptrdiff_t)idx[k] * D, *a1 = E + (ptrdiff_t)idx[k + 1] * D;
+            const double *a2 = E + (ptrdiff_t)idx[k + 2] * D, *a3 = E + (ptrdiff_t)idx[k + 3] * D;
+            l0 = h0 = l1 = h1 = l2 = h2 = l3 = h3 = (okr8d){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            i = 0;
+            for (int q_ = 0; q_ < D / 16; q_++, i += 16) {
+                bl = OKR_LOAD(q + i); bh = OKR_LOAD(q + i + 8);
+                l0 += OKR_LOAD(a0 + i) * bl; h0 += OKR_LOAD(a0 + i + 8) * bh;
+                l1 += OKR_LOAD(a1 + i) * bl; h1 += OKR_LOAD(a1 + i + 8) * bh;
+                l2 += OKR_LOAD(a2 + i) * bl; h2 += OKR_LOAD(a2 + i + 8) * bh;
+                l3 += OKR_LOAD(a3 + i) * bl; h3 += OKR_LOAD(a3 + i + 8) * bh;
+            }
+            OKR_FINISH(l0, h0, a0, out[k]) OKR_FINISH(l1, h1, a1, out[k + 1])
+            OKR_FINISH(l2, h2, a2, out[k + 2]) OKR_FINISH(l3, h3, a3, out[k + 3])
+        }
+        for (; k < nnz; k++)
+            out[k] = ok_dot(E + (ptrdiff_t)idx[k] * D, q, D);)
+    """
+    void okrrf_row_dots(const double* E, int D, const int* idx, int nnz, const double* q,
+                        double* out) noexcept nogil
 from onlinekern._core.weights cimport ScaledWeights
 
 import numbers
@@ -100,7 +141,8 @@ cdef class RRFCore(FeatureCore):
 
     cdef void _rho_gradient(self, const double* x, const int* idx, int nnz, double y) noexcept nogil:
         """Step 4: grho[n] += h x_n e^{rho_n} E_n . q for the nonzeros of x (pre-update w)."""
-        cdef int D = self.fmap.D, j, k, n
+        cdef int D = self.fmap.D, j, k, n, k0, m
+        cdef double dots[64]
         cdef const double* c = self.fmap.cs
         cdef const double* s = self.fmap.cs + D
         cdef const double* vy
@@ -117,11 +159,16 @@ cdef class RRFCore(FeatureCore):
                 self.q[j] = vy[D + j] * c[j] - vy[j] * s[j]
         # the stored weights are w / scale, and z carries D^{-1/2}: fold both into one scalar
         coef = self.h * self.fmap.norm * self.w.scale
-        for k in range(nnz):
-            n = idx[k]
-            u = x[k] * self.fscale[n]          # = x_n e^{rho_n}, the projection's own factor
-            if u != 0.0:
-                self.grho[n] += coef * u * ok_dot(self.fmap.E + <Py_ssize_t>n * D, self.q, D)
+        k0 = 0
+        while k0 < nnz:                        # the dots E_n . q of up to 64 nonzeros at a time
+            m = nnz - k0 if nnz - k0 < 64 else 64
+            okrrf_row_dots(self.fmap.E, D, idx + k0, m, self.q, dots)
+            for k in range(m):
+                n = idx[k0 + k]
+                u = x[k0 + k] * self.fscale[n]     # = x_n e^{rho_n}, the projection's own factor
+                if u != 0.0:
+                    self.grho[n] += coef * u * dots[k]
+            k0 += m
 
     cdef void _update_w(self) noexcept nogil:
         """Step 5 for w: w_c <- (1 - eta lambda) w_c - eta g_c z (FOGD's exact operations)."""
