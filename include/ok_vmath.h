@@ -163,36 +163,44 @@ static inline void ok_axpy(int n, double alpha, const double *x, double *y) {
 /* a[0:D] = sum_k v[k] E[idx[k], 0:D] for k < m (the caller drops zero v[k]): the sequence
  * "a = 0; a += v[k] E[idx[k]] (ok_axpy) for each k" with the same operations in the same order per
  * element (so the same bits: a vector lane does one multiply and one add, no contraction), but
- * register-blocked: 32 (then 8) outputs stay in registers while the nonzeros stream past, instead of
- * a being read and written once per nonzero.  Pays while E's rows are in L1/L2 (short D); the
+ * register-blocked: 4W (then W) outputs stay in registers while the nonzeros stream past, instead of
+ * a being read and written once per nonzero (W = 8, 4, 2 doubles at AVX-512, AVX2, SSE2).  Pays while E's rows are in L1/L2 (short D); the
  * caller picks it by D. */
 typedef double ok_v8d_ __attribute__((vector_size(64)));
+typedef double ok_v4d_ __attribute__((vector_size(32)));
+typedef double ok_v2d_ __attribute__((vector_size(16)));
 #define OK_V8_LOAD(p) ({ ok_v8d_ v_; memcpy(&v_, (p), sizeof v_); v_; })
 #define OK_V8_SET1(s) ((ok_v8d_){(s), (s), (s), (s), (s), (s), (s), (s)})
-#define OK_PROJECT_BODY                                                                       \
+/* The body at one vector width: VT holds W doubles, the width of the level's registers (GCC
+ * lowers a wider generic vector through the stack).  Each output is the same chain of multiplies
+ * and adds at every width, so every level gives the same bits. */
+#define OK_PROJECT_BODY(VT, W)                                                                \
     int j = 0, k, t;                                                                          \
-    for (; j + 32 <= D; j += 32) {                                                            \
-        ok_v8d_ a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                       \
+    VT zero_;                                                                                 \
+    for (t = 0; t < W; t++) zero_[t] = 0.0;                                                   \
+    for (; j + 4 * W <= D; j += 4 * W) {                                                      \
+        VT a0 = zero_, a1 = zero_, a2 = zero_, a3 = zero_, l;                                 \
         for (k = 0; k < m; k++) {                                                             \
-            const double *r = E + (long)idx[k] * D + j;                                       \
-            const ok_v8d_ b = OK_V8_SET1(v[k]);                                               \
-            a0 += b * OK_V8_LOAD(r);                                                          \
-            a1 += b * OK_V8_LOAD(r + 8);                                                      \
-            a2 += b * OK_V8_LOAD(r + 16);                                                     \
-            a3 += b * OK_V8_LOAD(r + 24);                                                     \
+            const double *r = E + (long)idx[k] * D + j, vk = v[k];  /* vector * scalar */   \
+            memcpy(&l, r, sizeof l);          a0 += l * vk;                                   \
+            memcpy(&l, r + W, sizeof l);      a1 += l * vk;                                   \
+            memcpy(&l, r + 2 * W, sizeof l);  a2 += l * vk;                                   \
+            memcpy(&l, r + 3 * W, sizeof l);  a3 += l * vk;                                   \
         }                                                                                     \
         memcpy(a + j, &a0, sizeof a0);                                                        \
-        memcpy(a + j + 8, &a1, sizeof a1);                                                    \
-        memcpy(a + j + 16, &a2, sizeof a2);                                                   \
-        memcpy(a + j + 24, &a3, sizeof a3);                                                   \
+        memcpy(a + j + W, &a1, sizeof a1);                                                    \
+        memcpy(a + j + 2 * W, &a2, sizeof a2);                                                \
+        memcpy(a + j + 3 * W, &a3, sizeof a3);                                                \
     }                                                                                         \
-    for (; j + 8 <= D; j += 8) {                                                              \
-        ok_v8d_ a0 = {0};                                                                     \
-        for (k = 0; k < m; k++)                                                               \
-            a0 += OK_V8_SET1(v[k]) * OK_V8_LOAD(E + (long)idx[k] * D + j);                    \
+    for (; j + W <= D; j += W) {                                                              \
+        VT a0 = zero_, l;                                                                     \
+        for (k = 0; k < m; k++) {                                                             \
+            memcpy(&l, E + (long)idx[k] * D + j, sizeof l);                                   \
+            a0 += l * v[k];                                                                   \
+        }                                                                                     \
         memcpy(a + j, &a0, sizeof a0);                                                        \
     }                                                                                         \
-    if (j < D) {           /* the last D % 8 (< 8) outputs: independent scalar chains */     \
+    if (j < D) {           /* the last D % W (< 8) outputs: independent scalar chains */     \
         const int rem = D - j;                                                                \
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0;          \
         for (k = 0; k < m; k++) {                                                             \
@@ -210,9 +218,18 @@ typedef double ok_v8d_ __attribute__((vector_size(64)));
             for (t = 0; t < rem; t++) a[j + t] = s_[t];                                       \
         }                                                                                     \
     }
-OK_MULTI(void, ok_project, (int D, int m, const double *restrict v, const int *restrict idx,
-                            const double *restrict E, double *restrict a), (D, m, v, idx, E, a),
-         OK_PROJECT_BODY)
+static void ok_project_base_(int D, int m, const double *restrict v, const int *restrict idx,
+                             const double *restrict E, double *restrict a) { OK_PROJECT_BODY(ok_v2d_, 2) }
+#ifdef OK_X86
+__attribute__((target("avx2,fma"))) static void ok_project_avx2_(int D, int m, const double *restrict v,
+        const int *restrict idx, const double *restrict E, double *restrict a) { OK_PROJECT_BODY(ok_v4d_, 4) }
+__attribute__((target("avx512f"))) static void ok_project_avx512_(int D, int m, const double *restrict v,
+        const int *restrict idx, const double *restrict E, double *restrict a) { OK_PROJECT_BODY(ok_v8d_, 8) }
+OK_DISPATCH(void, ok_project, (int D, int m, const double *restrict v, const int *restrict idx,
+                               const double *restrict E, double *restrict a), (D, m, v, idx, E, a))
+#else
+#define ok_project ok_project_base_
+#endif
 
 /* ---- cos/sin/exp over arrays ------------------------------------------------------------ */
 

@@ -34,7 +34,8 @@ cdef extern from *:
     /* Step 4's dots out[k] = E_{idx[k]} . q (rows of length D) for k < nnz, four rows at a time
      * so that their chains of adds overlap.  Per row these are exactly ok_dot's operations: 16
      * partial sums (lanes 0-7 and 8-15 of two vectors), the same tail and the same reduction,
-     * so every out[k] is bit-identical to ok_dot(E + idx[k] D, q, D) at every SIMD level. */
+     * so every out[k] is bit-identical to ok_dot(E + idx[k] D, q, D).  AVX-512 only (32 registers
+     * hold the four rows' 8 accumulators); the other levels call ok_dot per row. */
     typedef double okr8d __attribute__((vector_size(64)));
     #define OKR_LOAD(p) ({ okr8d v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKR_FINISH(lo, hi, a, OUT) {                                                      \
@@ -44,9 +45,17 @@ cdef extern from *:
         lo = lo + hi;                                                                         \
         OUT = ((lo[0] + lo[4]) + (lo[2] + lo[6])) + ((lo[1] + lo[5]) + (lo[3] + lo[7]));     \
     }
-    OK_MULTI(void, okrrf_row_dots, (const double *restrict E, int D, const int *restrict idx, int nnz,
-                                    const double *restrict q, double *restrict out),
-             (E, D, idx, nnz, q, out),
+    static void okrrf_row_dots_base_(const double *restrict E, int D, const int *restrict idx, int nnz,
+                                     const double *restrict q, double *restrict out) {
+        for (int k = 0; k < nnz; k++)
+            out[k] = ok_dot(E + (ptrdiff_t)idx[k] * D, q, D);
+    }
+    #ifdef OK_X86
+    /* AVX2 has 16 registers of 4 doubles: eight rows' worth of accumulators would spill, so that
+     * level keeps one ok_dot per row */
+    #define okrrf_row_dots_avx2_ okrrf_row_dots_base_
+    __attribute__((target("avx512f"))) static void okrrf_row_dots_avx512_(const double *restrict E, int D,
+            const int *restrict idx, int nnz, const double *restrict q, double *restrict out) {
         int k = 0, i, j;
         okr8d l0, h0, l1, h1, l2, h2, l3, h3, bl, bh;
         for (; k + 4 <= nnz; k += 4) {
@@ -65,7 +74,13 @@ cdef extern from *:
             OKR_FINISH(l2, h2, a2, out[k + 2]) OKR_FINISH(l3, h3, a3, out[k + 3])
         }
         for (; k < nnz; k++)
-            out[k] = ok_dot(E + (ptrdiff_t)idx[k] * D, q, D);)
+            out[k] = ok_dot(E + (ptrdiff_t)idx[k] * D, q, D);
+    }
+    OK_DISPATCH(void, okrrf_row_dots, (const double *restrict E, int D, const int *restrict idx, int nnz,
+                                       const double *restrict q, double *restrict out), (E, D, idx, nnz, q, out))
+    #else
+    #define okrrf_row_dots okrrf_row_dots_base_
+    #endif
     """
     void okrrf_row_dots(const double* E, int D, const int* idx, int nnz, const double* q,
                         double* out) noexcept nogil
