@@ -17,75 +17,108 @@ cdef extern from *:
     #include <limits.h>
     typedef double okv8d __attribute__((vector_size(64)));
     typedef long long okv8l __attribute__((vector_size(64)));
+    typedef double okv4d __attribute__((vector_size(32)));
+    typedef long long okv4l __attribute__((vector_size(32)));
+    typedef double okv2d __attribute__((vector_size(16)));
+    typedef long long okv2l __attribute__((vector_size(16)));
     #define OKV_LOADD(p) ({ okv8d v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKV_LOADL(p) ({ okv8l v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKV_LOADT(VT, p) ({ VT v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKV_SEL(mask, a, b) (((mask) & (okv8l)(a)) | (~(mask) & (okv8l)(b)))  /* mask ? a : b */
+    #define OKV_SELT(VL, mask, a, b) (((mask) & (VL)(a)) | (~(mask) & (VL)(b)))
     #define OKSV_MULTI OK_MULTI                     /* ok_vmath.h */
 
-    /* Any lane of a mask set (three shuffle-or steps instead of eight lane extractions). */
+    /* OKSV_MULTI_W(ret, name, (params), (args), BODY): BODY(VD, VL, W) is a macro written for
+     * vectors of W doubles (VD) and W 64-bit integers (VL); each level gets it at its own
+     * register width (W = 8 at AVX-512, 4 at AVX2, 2 at SSE2).  GCC lowers a generic vector wider
+     * than the target's registers through the stack, which made the 8-lane bodies several times
+     * slower at AVX2 than plain loops.  The bodies below give results that do not depend on W. */
+    #ifdef OK_X86
+    #define OKSV_MULTI_W(RET, NAME, PARAMS, ARGS, BODY)                                          \
+        static RET NAME##_base_ PARAMS { BODY(okv2d, okv2l, 2) }                                 \
+        __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { BODY(okv4d, okv4l, 4) } \
+        __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { BODY(okv8d, okv8l, 8) } \
+        OK_DISPATCH(RET, NAME, PARAMS, ARGS)
+    #else
+    #define OKSV_MULTI_W(RET, NAME, PARAMS, ARGS, BODY) static RET NAME PARAMS { BODY(okv2d, okv2l, 2) }
+    #endif
+
+    /* Any lane of a mask set (shuffle-or steps instead of lane extractions). */
     #if defined(__clang__) || __GNUC__ >= 12
     #define OKV_SWAP(t, a, b, c, d, e, f, g, h) __builtin_shufflevector(t, t, a, b, c, d, e, f, g, h)
+    #define OKV_SWAP4(t, a, b, c, d) __builtin_shufflevector(t, t, a, b, c, d)
     #else
     #define OKV_SWAP(t, a, b, c, d, e, f, g, h) __builtin_shuffle(t, (okv8l){a, b, c, d, e, f, g, h})
+    #define OKV_SWAP4(t, a, b, c, d) __builtin_shuffle(t, (okv4l){a, b, c, d})
     #endif
-    #define OKV_ANY(m) ({ okv8l t_ = (m);                                                        \
+    #define OKV_ANY_8(m) ({ okv8l t_ = (m);                                                      \
         t_ |= OKV_SWAP(t_, 4, 5, 6, 7, 0, 1, 2, 3);                                              \
         t_ |= OKV_SWAP(t_, 2, 3, 0, 1, 6, 7, 4, 5);                                              \
         t_ |= OKV_SWAP(t_, 1, 0, 3, 2, 5, 4, 7, 6);                                              \
         t_[0] != 0; })
+    #define OKV_ANY_4(m) ({ okv4l t_ = (m);                                                      \
+        t_ |= OKV_SWAP4(t_, 2, 3, 0, 1);                                                         \
+        t_ |= OKV_SWAP4(t_, 1, 0, 3, 2);                                                         \
+        t_[0] != 0; })
+    #define OKV_ANY_2(m) ({ okv2l t_ = (m); (t_[0] | t_[1]) != 0; })
+    #define OKV_ANY(m) OKV_ANY_8(m)
+    #define OKV_ANYW(W, m) OKV_ANY_##W(m)
 
     /* The minimum of v[0:n] (n >= 1) as the scan `m = v[0]; m = v[i] < m ? v[i] : m` finds it:
      * NaNs are skipped, unless v[0] is one (then the result is v[0]).  Four independent sets of
-     * eight lanes, so the compare-and-keep chains overlap. */
-    OKSV_MULTI(double, ok_scan_min, (const double *restrict v, Py_ssize_t n), (v, n),
-        okv8d m0, m1, m2, m3, q;
-        Py_ssize_t i = 0, b_, nb = n / 32;
-        double r;
-        int k;
-        for (k = 0; k < 8; k++) m0[k] = v[0];
-        m1 = m2 = m3 = m0;
-        for (b_ = 0; b_ < nb; b_++, i += 32) {
-            q = OKV_LOADD(v + i);      m0 = (okv8d)OKV_SEL(q < m0, q, m0);
-            q = OKV_LOADD(v + i + 8);  m1 = (okv8d)OKV_SEL(q < m1, q, m1);
-            q = OKV_LOADD(v + i + 16); m2 = (okv8d)OKV_SEL(q < m2, q, m2);
-            q = OKV_LOADD(v + i + 24); m3 = (okv8d)OKV_SEL(q < m3, q, m3);
-        }
-        for (b_ = 0; b_ < (n - i) / 8; b_++) {
-            q = OKV_LOADD(v + i + 8 * b_);
-            m0 = (okv8d)OKV_SEL(q < m0, q, m0);
-        }
-        i += 8 * b_;
-        m0 = (okv8d)OKV_SEL(m1 < m0, m1, m0);
-        m2 = (okv8d)OKV_SEL(m3 < m2, m3, m2);
-        m0 = (okv8d)OKV_SEL(m2 < m0, m2, m0);
-        r = m0[0];
-        for (k = 1; k < 8; k++) r = m0[k] < r ? m0[k] : r;
-        for (; i < n; i++) r = v[i] < r ? v[i] : r;
-        return r;)
-
-    /* The first i < n with `v[i] OP x` (-1: none): 32 elements per test of the OR of their masks,
-     * then the scalar scan from the group that holds the first match. */
-    #define OKV_FIRST_BODY(T, VT, LOAD, OP)                                                      \
-        VT xv;                                                                                   \
-        Py_ssize_t i = 0, b_, nb = n / 32;                                                       \
+     * W lanes, so the compare-and-keep chains overlap.  (Which of two equal minima -0 and +0 is
+     * returned may depend on W; callers look the value up with ==, which does not.) */
+    #define OK_SCAN_MIN_BODY(VD, VL, W)                                                          \
+        VD m0, m1, m2, m3, q;                                                                    \
+        Py_ssize_t i = 0, b_, nb = n / (4 * W);                                                  \
+        double r;                                                                                \
         int k;                                                                                   \
-        for (k = 0; k < 8; k++) xv[k] = x;                                                       \
-        for (b_ = 0; b_ < nb; b_++, i += 32)                                                     \
-            if (OKV_ANY((LOAD(v + i) OP xv) | (LOAD(v + i + 8) OP xv)                            \
-                        | (LOAD(v + i + 16) OP xv) | (LOAD(v + i + 24) OP xv)))                  \
+        for (k = 0; k < W; k++) m0[k] = v[0];                                                    \
+        m1 = m2 = m3 = m0;                                                                       \
+        for (b_ = 0; b_ < nb; b_++, i += 4 * W) {                                                \
+            q = OKV_LOADT(VD, v + i);         m0 = (VD)OKV_SELT(VL, q < m0, q, m0);              \
+            q = OKV_LOADT(VD, v + i + W);     m1 = (VD)OKV_SELT(VL, q < m1, q, m1);              \
+            q = OKV_LOADT(VD, v + i + 2 * W); m2 = (VD)OKV_SELT(VL, q < m2, q, m2);              \
+            q = OKV_LOADT(VD, v + i + 3 * W); m3 = (VD)OKV_SELT(VL, q < m3, q, m3);              \
+        }                                                                                        \
+        for (b_ = 0; b_ < (n - i) / W; b_++) {                                                   \
+            q = OKV_LOADT(VD, v + i + W * b_);                                                   \
+            m0 = (VD)OKV_SELT(VL, q < m0, q, m0);                                                \
+        }                                                                                        \
+        i += W * b_;                                                                             \
+        m0 = (VD)OKV_SELT(VL, m1 < m0, m1, m0);                                                  \
+        m2 = (VD)OKV_SELT(VL, m3 < m2, m3, m2);                                                  \
+        m0 = (VD)OKV_SELT(VL, m2 < m0, m2, m0);                                                  \
+        r = m0[0];                                                                               \
+        for (k = 1; k < W; k++) r = m0[k] < r ? m0[k] : r;                                       \
+        for (; i < n; i++) r = v[i] < r ? v[i] : r;                                              \
+        return r;
+    OKSV_MULTI_W(double, ok_scan_min, (const double *restrict v, Py_ssize_t n), (v, n), OK_SCAN_MIN_BODY)
+
+    /* The first i < n with `v[i] OP x` (-1: none): 4W elements per test of the OR of their
+     * masks, then the scalar scan from the group that holds the first match. */
+    #define OKV_FIRST_BODY(VT, VL, W, OP)                                                        \
+        VT xv;                                                                                   \
+        Py_ssize_t i = 0, b_, nb = n / (4 * W);                                                  \
+        int k;                                                                                   \
+        for (k = 0; k < W; k++) xv[k] = x;                                                       \
+        for (b_ = 0; b_ < nb; b_++, i += 4 * W)                                                  \
+            if (OKV_ANYW(W, (OKV_LOADT(VT, v + i) OP xv) | (OKV_LOADT(VT, v + i + W) OP xv)      \
+                         | (OKV_LOADT(VT, v + i + 2 * W) OP xv) | (OKV_LOADT(VT, v + i + 3 * W) OP xv))) \
                 break;                                                                           \
         for (; i < n; i++)                                                                       \
             if (v[i] OP x) return i;                                                             \
         return -1;
-    OKSV_MULTI(Py_ssize_t, ok_first_eq, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
-               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, ==))
-    OKSV_MULTI(Py_ssize_t, ok_first_gt, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
-               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >))
-    OKSV_MULTI(Py_ssize_t, ok_first_ge, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
-               OKV_FIRST_BODY(double, okv8d, OKV_LOADD, >=))
-    /* Per slot i < n: sum_c (scale coef_ic)^2 summed from 0 in class order (the budget learners'
-     * scalar loops), its square root when root is set (||alpha_i|| = ||alpha_i|| sqrt(k_ii) for the
-     * Gaussian kernel).  The C = 1 loop is elementwise, so gcc vectorises it. */
+    #define OK_FIRST_EQ_BODY(VD, VL, W) OKV_FIRST_BODY(VD, VL, W, ==)
+    #define OK_FIRST_GT_BODY(VD, VL, W) OKV_FIRST_BODY(VD, VL, W, >)
+    #define OK_FIRST_GE_BODY(VD, VL, W) OKV_FIRST_BODY(VD, VL, W, >=)
+    #define OK_FIND_I64_BODY(VD, VL, W) OKV_FIRST_BODY(VL, VL, W, ==)
+    OKSV_MULTI_W(Py_ssize_t, ok_first_eq, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+                 OK_FIRST_EQ_BODY)
+    OKSV_MULTI_W(Py_ssize_t, ok_first_gt, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+                 OK_FIRST_GT_BODY)
+    OKSV_MULTI_W(Py_ssize_t, ok_first_ge, (const double *restrict v, Py_ssize_t n, double x), (v, n, x),
+                 OK_FIRST_GE_BODY)
     OKSV_MULTI(void, ok_coef_norms, (const double *restrict coef, double scale, int C, Py_ssize_t n, int root,
                                      double *restrict out), (coef, scale, C, n, root, out),
         double s, a;
@@ -105,8 +138,8 @@ cdef extern from *:
             }
             out[i] = root ? sqrt(s) : s;
         })
-    OKSV_MULTI(Py_ssize_t, ok_find_i64, (const long long *restrict v, Py_ssize_t n, long long x), (v, n, x),
-               OKV_FIRST_BODY(long long, okv8l, OKV_LOADL, ==))
+    OKSV_MULTI_W(Py_ssize_t, ok_find_i64, (const long long *restrict v, Py_ssize_t n, long long x), (v, n, x),
+                 OK_FIND_I64_BODY)
     #endif
     """
     double ok_scan_min(const double* v, Py_ssize_t n) noexcept nogil

@@ -87,104 +87,107 @@ cdef extern from *:
             for (Py_ssize_t i = 0; i < n; i++) den[i] = cp * norms[i];)
 
     /* BOGD++ with one coefficient per SV: the norms ||alpha_i|| = sqrt(0 + a_i^2) by insertion
-     * position, eight gathered at a time and stored by slot, fused with their total in insertion
+     * position, W gathered at a time and stored by slot, fused with their total in insertion
      * order, so the gathers hide in the latency of the sequential adds.  sqrt(RN(a^2)) = |a|
      * exactly in binary floating point when a^2 neither overflows nor underflows (Boldo, "Stupid
      * is as stupid does: taking the square root of the square of a floating-point number",
      * 2015), so lanes with 2^-500 < |a| < 2^500 take |a| and the others (0, tiny, huge, inf,
      * NaN) the square root itself: the same values as ok_coef_norms. */
-    OKSV_MULTI(double, okbogd_total, (const double *restrict coef, double scale, const long long *restrict pos,
-                                      Py_ssize_t n, double *restrict norms), (coef, scale, pos, n, norms),
-        okv8d av, lo, hi;
-        okv8l absm, ok;
-        double t = 0.0, a;
-        Py_ssize_t j = 0, b_, nb = n / 8;
-        int k;
-        for (k = 0; k < 8; k++) { lo[k] = 0x1p-500; hi[k] = 0x1p500; absm[k] = 0x7fffffffffffffffLL; }
-        for (b_ = 0; b_ < nb; b_++, j += 8) {
-            for (k = 0; k < 8; k++) av[k] = coef[pos[j + k]];
-            for (k = 0; k < 8; k++) av[k] = scale * av[k];
-            av = (okv8d)((okv8l)av & absm);
-            ok = (av > lo) & (av < hi);
-            if (OKV_ANY(~ok))
-                for (k = 0; k < 8; k++)
-                    if (!ok[k]) { a = av[k]; av[k] = sqrt(0.0 + a * a); }
-            for (k = 0; k < 8; k++) {
-                norms[pos[j + k]] = av[k];
-                t += av[k];
-            }
-        }
-        for (; j < n; j++) {
-            a = scale * coef[pos[j]];
-            a = sqrt(0.0 + a * a);
-            norms[pos[j]] = a;
-            t += a;
-        }
-        return t;)
+    #define OKBOGD_TOTAL_BODY(VD, VL, W)                                                                 \
+        VD av, lo, hi;                                                                                   \
+        VL absm, ok;                                                                                     \
+        double t = 0.0, a;                                                                               \
+        Py_ssize_t j = 0, b_, nb = n / W;                                                                \
+        int k;                                                                                           \
+        for (k = 0; k < W; k++) { lo[k] = 0x1p-500; hi[k] = 0x1p500; absm[k] = 0x7fffffffffffffffLL; }   \
+        for (b_ = 0; b_ < nb; b_++, j += W) {                                                            \
+            for (k = 0; k < W; k++) av[k] = coef[pos[j + k]];                                            \
+            for (k = 0; k < W; k++) av[k] = scale * av[k];                                               \
+            av = (VD)((VL)av & absm);                                                                    \
+            ok = (av > lo) & (av < hi);                                                                  \
+            if (OKV_ANYW(W, ~ok))                                                                        \
+                for (k = 0; k < W; k++)                                                                  \
+                    if (!ok[k]) { a = av[k]; av[k] = sqrt(0.0 + a * a); }                                \
+            for (k = 0; k < W; k++) {                                                                    \
+                norms[pos[j + k]] = av[k];                                                               \
+                t += av[k];                                                                              \
+            }                                                                                            \
+        }                                                                                                \
+        for (; j < n; j++) {                                                                             \
+            a = scale * coef[pos[j]];                                                                    \
+            a = sqrt(0.0 + a * a);                                                                       \
+            norms[pos[j]] = a;                                                                           \
+            t += a;                                                                                      \
+        }                                                                                                \
+        return t;
+    OKSV_MULTI_W(double, okbogd_total, (const double *restrict coef, double scale, const long long *restrict pos,
+                                      Py_ssize_t n, double *restrict norms), (coef, scale, pos, n, norms), OKBOGD_TOTAL_BODY)
 
-    /* The sum of the clamped p in insertion order (p_i at slot pos[j]), eight gathered at a time;
+    /* The sum of the clamped p in insertion order (p_i at slot pos[j]), W gathered at a time;
      * loads only, so the gathers run ahead of the sequential adds. */
-    OKSV_MULTI(double, okbogd_sum_pos, (const double *restrict ps, const long long *restrict pos, Py_ssize_t n),
-               (ps, pos, n),
-        okv8d v;
-        double s = 0.0;
-        Py_ssize_t j = 0, b_, nb = n / 8;
-        int k;
-        for (b_ = 0; b_ < nb; b_++, j += 8) {
-            for (k = 0; k < 8; k++) v[k] = ps[pos[j + k]];
-            for (k = 0; k < 8; k++) s += v[k];
-        }
-        for (; j < n; j++) s += ps[pos[j]];
-        return s;)
+    #define OKBOGD_SUM_POS_BODY(VD, VL, W)                   \
+        VD v;                                                \
+        double s = 0.0;                                      \
+        Py_ssize_t j = 0, b_, nb = n / W;                    \
+        int k;                                               \
+        for (b_ = 0; b_ < nb; b_++, j += W) {                \
+            for (k = 0; k < W; k++) v[k] = ps[pos[j + k]];   \
+            for (k = 0; k < W; k++) s += v[k];               \
+        }                                                    \
+        for (; j < n; j++) s += ps[pos[j]];                  \
+        return s;
+    OKSV_MULTI_W(double, okbogd_sum_pos, (const double *restrict ps, const long long *restrict pos, Py_ssize_t n),
+               (ps, pos, n), OKBOGD_SUM_POS_BODY)
 
     /* ... and their renormalisation p_i / s (a true division, at the level's vector width). */
     OKSV_MULTI(void, okbogd_divide, (double *restrict ps, double s, Py_ssize_t n), (ps, s, n),
         for (Py_ssize_t i = 0; i < n; i++) ps[i] = ps[i] / s;)
 
     /* BOGD++ with one coefficient per SV: the cumulative sum of p in insertion order
-     * (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for eight slots per eight
+     * (p[j] = ps[pos[j]], kept for the draw) fused with step 6 for W slots per W
      * positions, so the vector work hides in the latency of the sequential adds.  The
      * denominator of slot i is c_p norm_i when p is unclamped, else 1 - p_i (clamped,
      * renormalised or uniform).  The same operations as okbogd_dens + okbogd_rescale. */
-    OKSV_MULTI(double, okbogd_cum_rescale, (double *restrict coef, double scale, const long long *restrict pos,
+    #define OKBOGD_CUM_RESCALE_BODY(VD, VL, W)                                                         \
+        VD sv, cpv, bv, nbv, zero, one, av, qv;                                                        \
+        double c = 0.0, a, q;                                                                          \
+        Py_ssize_t j = 0, b_, nb = n / W;                                                              \
+        int k;                                                                                         \
+        for (k = 0; k < W; k++) {                                                                      \
+            sv[k] = scale; cpv[k] = cp; bv[k] = bound; nbv[k] = -bound; zero[k] = 0.0; one[k] = 1.0;   \
+        }                                                                                              \
+        for (b_ = 0; b_ < nb; b_++, j += W) {                                                          \
+            av = sv * OKV_LOADT(VD, coef + j);                                                         \
+            if (clamped)                                                                               \
+                qv = av / (one - OKV_LOADT(VD, ps + j));                                               \
+            else                                                                                       \
+                qv = av / (cpv * OKV_LOADT(VD, norms + j));                                            \
+            av = (VD)OKV_SELT(VL, av != zero, qv, av);                                                 \
+            av = (VD)OKV_SELT(VL, av > bv, bv, OKV_SELT(VL, av < nbv, nbv, av));                       \
+            av = av / sv;                                                                              \
+            memcpy(coef + j, &av, sizeof av);                                                          \
+            for (k = 0; k < W; k++) {                                                                  \
+                p[j + k] = ps[pos[j + k]];                                                             \
+                c += p[j + k];                                                                         \
+                cum[j + k] = c;                                                                        \
+            }                                                                                          \
+        }                                                                                              \
+        for (; j < n; j++) {                                                                           \
+            a = scale * coef[j];                                                                       \
+            q = a / (clamped ? 1.0 - ps[j] : cp * norms[j]);                                           \
+            a = a != 0.0 ? q : a;                                                                      \
+            a = a > bound ? bound : (a < -bound ? -bound : a);                                         \
+            coef[j] = a / scale;                                                                       \
+            p[j] = ps[pos[j]];                                                                         \
+            c += p[j];                                                                                 \
+            cum[j] = c;                                                                                \
+        }                                                                                              \
+        return c;
+    OKSV_MULTI_W(double, okbogd_cum_rescale, (double *restrict coef, double scale, const long long *restrict pos,
                                             const double *restrict ps, const double *restrict norms, double cp,
                                             int clamped, double bound, Py_ssize_t n, double *restrict p,
                                             double *restrict cum),
-               (coef, scale, pos, ps, norms, cp, clamped, bound, n, p, cum),
-        okv8d sv, cpv, bv, nbv, zero, one, av, qv;
-        double c = 0.0, a, q;
-        Py_ssize_t j = 0, b_, nb = n / 8;
-        int k;
-        for (k = 0; k < 8; k++) {
-            sv[k] = scale; cpv[k] = cp; bv[k] = bound; nbv[k] = -bound; zero[k] = 0.0; one[k] = 1.0;
-        }
-        for (b_ = 0; b_ < nb; b_++, j += 8) {
-            av = sv * OKV_LOADD(coef + j);
-            if (clamped)
-                qv = av / (one - OKV_LOADD(ps + j));
-            else
-                qv = av / (cpv * OKV_LOADD(norms + j));
-            av = (okv8d)OKV_SEL(av != zero, qv, av);
-            av = (okv8d)OKV_SEL(av > bv, bv, OKV_SEL(av < nbv, nbv, av));
-            av = av / sv;
-            memcpy(coef + j, &av, sizeof av);
-            for (k = 0; k < 8; k++) {
-                p[j + k] = ps[pos[j + k]];
-                c += p[j + k];
-                cum[j + k] = c;
-            }
-        }
-        for (; j < n; j++) {
-            a = scale * coef[j];
-            q = a / (clamped ? 1.0 - ps[j] : cp * norms[j]);
-            a = a != 0.0 ? q : a;
-            a = a > bound ? bound : (a < -bound ? -bound : a);
-            coef[j] = a / scale;
-            p[j] = ps[pos[j]];
-            c += p[j];
-            cum[j] = c;
-        }
-        return c;)
+               (coef, scale, pos, ps, norms, cp, clamped, bound, n, p, cum), OKBOGD_CUM_RESCALE_BODY)
     """
     void okbogd_rescale(double* coef, double scale, int C, Py_ssize_t n, const double* den, double den0,
                         double bound) noexcept nogil

@@ -46,52 +46,53 @@ cdef extern from *:
     """
     /* Among the i < n with v[i] <= limit, the one with the smallest stamp, the first slot on equal
      * stamps (-1: none) -- the scan `if v[i] <= limit and (best < 0 or stamp[i] < stamp[best])`.
-     * Four sets of eight lanes each keep their own first minimum (starting from LLONG_MAX);
+     * Four sets of W lanes each keep their own first minimum (starting from LLONG_MAX);
      * merging them by (stamp, slot) gives the scan's answer and the tail continues the scan.  A
      * stamp of LLONG_MAX (never produced by the store's clock) cannot win a lane, so when the
      * answer is such an SV or none, the plain scan decides. */
-    #define OKBSGD_LANE(s_, off)                                                                 \
-        st = OKV_LOADL(stamp + i + off);                                                         \
-        e = (OKV_LOADD(v + i + off) <= lim) & (st < bs[s_]);                                     \
-        bs[s_] = OKV_SEL(e, st, bs[s_]);                                                         \
-        bi[s_] = OKV_SEL(e, ix + off, bi[s_]);
-    OKSV_MULTI(Py_ssize_t, okbsgd_oldest_le, (const double *restrict v, const long long *restrict stamp,
-                                              Py_ssize_t n, double limit), (v, stamp, n, limit),
-        okv8d lim;
-        okv8l bs[4], bi[4], e, st, ix = {0, 1, 2, 3, 4, 5, 6, 7};
-        Py_ssize_t i = 0, b_, nb = n / 32, best = -1, j;
-        int k, s;
-        for (k = 0; k < 8; k++) {
-            lim[k] = limit;
-            for (s = 0; s < 4; s++) { bs[s][k] = LLONG_MAX; bi[s][k] = -1; }
-        }
-        for (b_ = 0; b_ < nb; b_++, i += 32) {
-            OKBSGD_LANE(0, 0)
-            OKBSGD_LANE(1, 8)
-            OKBSGD_LANE(2, 16)
-            OKBSGD_LANE(3, 24)
-            ix += 32;
-        }
-        for (nb = (n - i) / 8, b_ = 0; b_ < nb; b_++, i += 8) {
-            OKBSGD_LANE(0, 0)
-            ix += 8;
-        }
-        for (s = 0; s < 4; s++)
-            for (k = 0; k < 8; k++) {
-                j = (Py_ssize_t)bi[s][k];
-                if (j >= 0 && (best < 0 || stamp[j] < stamp[best] || (stamp[j] == stamp[best] && j < best)))
-                    best = j;
-            }
-        for (; i < n; i++)
-            if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))
-                best = i;
-        if (best < 0 || stamp[best] == LLONG_MAX) {
-            best = -1;
-            for (i = 0; i < n; i++)
-                if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))
-                    best = i;
-        }
-        return best;)
+    #define OKBSGD_LANE(VD, VL, s_, off)                                                         \
+        st = OKV_LOADT(VL, stamp + i + off);                                                     \
+        e = (OKV_LOADT(VD, v + i + off) <= lim) & (st < bs[s_]);                                 \
+        bs[s_] = OKV_SELT(VL, e, st, bs[s_]);                                                    \
+        bi[s_] = OKV_SELT(VL, e, ix + off, bi[s_]);
+    #define OKBSGD_OLDEST_LE_BODY(VD, VL, W)                                                                   \
+        VD lim;                                                                                                \
+        VL bs[4], bi[4], e, st, ix;                                                                            \
+        Py_ssize_t i = 0, b_, nb = n / (4 * W), best = -1, j;                                                  \
+        int k, s;                                                                                              \
+        for (k = 0; k < W; k++) {                                                                              \
+            lim[k] = limit; ix[k] = k;                                                                         \
+            for (s = 0; s < 4; s++) { bs[s][k] = LLONG_MAX; bi[s][k] = -1; }                                   \
+        }                                                                                                      \
+        for (b_ = 0; b_ < nb; b_++, i += 4 * W) {                                                              \
+            OKBSGD_LANE(VD, VL, 0, 0)                                                                          \
+            OKBSGD_LANE(VD, VL, 1, W)                                                                          \
+            OKBSGD_LANE(VD, VL, 2, 2 * W)                                                                      \
+            OKBSGD_LANE(VD, VL, 3, 3 * W)                                                                      \
+            ix += 4 * W;                                                                                       \
+        }                                                                                                      \
+        for (nb = (n - i) / W, b_ = 0; b_ < nb; b_++, i += W) {                                                \
+            OKBSGD_LANE(VD, VL, 0, 0)                                                                          \
+            ix += W;                                                                                           \
+        }                                                                                                      \
+        for (s = 0; s < 4; s++)                                                                                \
+            for (k = 0; k < W; k++) {                                                                          \
+                j = (Py_ssize_t)bi[s][k];                                                                      \
+                if (j >= 0 && (best < 0 || stamp[j] < stamp[best] || (stamp[j] == stamp[best] && j < best)))   \
+                    best = j;                                                                                  \
+            }                                                                                                  \
+        for (; i < n; i++)                                                                                     \
+            if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))                                         \
+                best = i;                                                                                      \
+        if (best < 0 || stamp[best] == LLONG_MAX) {                                                            \
+            best = -1;                                                                                         \
+            for (i = 0; i < n; i++)                                                                            \
+                if (v[i] <= limit && (best < 0 || stamp[i] < stamp[best]))                                     \
+                    best = i;                                                                                  \
+        }                                                                                                      \
+        return best;
+    OKSV_MULTI_W(Py_ssize_t, okbsgd_oldest_le, (const double *restrict v, const long long *restrict stamp,
+                                              Py_ssize_t n, double limit), (v, stamp, n, limit), OKBSGD_OLDEST_LE_BODY)
 
     /* The golden-section search of golden_lanes for the n independent lanes idx[0..n) (one merge
      * candidate each; lk, a1, a2, lo, hi indexed by lane), over vectors of lanes: every lane makes exactly the decisions and computes
