@@ -329,3 +329,40 @@ def test_seeds():
     c = ok.run_online(learner("regression", seed=6), X, y, keep_scores=True).scores
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+# --- the ICML'17 Section 6 experiment (tools/shrinking_experiment.py) ------------------------------
+
+def _experiment():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / "shrinking_experiment.py"
+    spec = importlib.util.spec_from_file_location("shrinking_experiment", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("schedule", ["const", "sqrt", "inv"])
+def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
+    # The regret of eq. (7) (Theorem 1) sums l_t(f_t) = 1/2 (<f_t, Phi(x_t)> - y_t)^2, the loss of
+    # the function f_t, not of the estimate E_t; the tool once reported only the latter.  Here the
+    # tool's exact column must be sum_{i<t} alpha_i x_i^T x_t (no shrink: B_n huge), its E_t column
+    # the learner's own pre-update scores, and alpha_t = eta_t (y_t - E_t) with the scheduled step.
+    se = _experiment()
+    X, y, Xt, yt = se.make_data(40, 60, 20, 5, "coordinate", 0.5, seed=1)
+    eta, m = 0.5, 8
+    f, fx, ft, ft_m, info = se.shrinking(X, y, Xt, m, eta, schedule, 1e9, "coordinate", 2, 0.5, 4000)
+    assert info["shrinks"] == 0
+    L = ok.ShrinkingGradient(eta=eta, n_samples=m, norm_bound=1e9, feature="coordinate", seed=2, n_threads=1)
+    if schedule == "const":          # one pass in one call: the same draws and scores
+        np.testing.assert_array_equal(np.asarray(ok.run_online(L, X, y, keep_scores=True).scores).ravel(), f)
+    steps = np.array([se.step_size(eta, schedule, t + 1) for t in range(len(y))])
+    alpha = steps * (y - f)
+    want = np.array([alpha[:t] @ (X[:t] @ X[t]) for t in range(len(y))])
+    np.testing.assert_allclose(fx, want, rtol=1e-10, atol=1e-13)
+    assert np.max(np.abs(fx - f)) > 1e-3          # the estimate is noisy: the two columns differ
+    # test points: EST with m_test samples concentrates on the exact value (Lemma 4), the
+    # training m does not
+    exact_t = Xt @ X.T @ alpha
+    assert np.mean((ft - exact_t) ** 2) < 0.2 * np.mean((ft_m - exact_t) ** 2)

@@ -34,15 +34,24 @@ What the paper states (Section 6) and what this script adds where it is silent:
   ``--budget-rule samples`` counts distinct features drawn instead (r = k T, m = k).  In the
   Fourier setting one evaluation is one projection w^T x (cos and sin of it count once).
 * Step sizes: "for all methods we explored different initial step sizes and schedules": for each
-  method and D the step eta (grid ``--etas``) and, for the baselines, the schedule (constant,
-  eta/sqrt(t), eta/t), for Shrinking Gradient B_n (``--norm-bounds``), are chosen by the mean online loss on ``--tune-seeds`` separate data sets;
-  Shrinking Gradient keeps its constant step (Theorem 1) and has B_n tuned instead (its threshold
-  16 B_n is its regulariser; with |y| <= 1 the theory's B_n >= 1 never shrinks here).  Results are then averaged over
-  ``--seeds`` fresh data sets.
-* Loss: the figure's axis says only "loss".  Reported are the online (progressive) mean squared
-  error (1/T) sum_t (f_t(x_t) - y_t)^2, the regret setting the paper emulates ("all algorithms
-  perform one pass over the data, to emulate the online regret setting"), and the test mean
-  squared error of the final model (Shrinking Gradient predicts test points with EST, m samples).
+  method and D the step eta (grid ``--etas``) and the schedule (constant, eta/sqrt(t), eta/t;
+  Shrinking Gradient: ``--sg-schedules``, all three by default, 'const' being Theorem 1's
+  eta = B/sqrt(T) form) are chosen on ``--tune-seeds`` separate data sets by ``--tune-on`` (default:
+  the loss the figure plots, below); Shrinking Gradient also has B_n tuned (``--norm-bounds``: its
+  shrink threshold 16 B_n; with |y| <= 1 the theory's B_n >= 1 never shrinks here; the number of
+  shrinks is reported).  Results are then averaged over ``--seeds`` fresh data sets.
+* Loss: the figure's axis says only "loss", and Section 6 describes a training set only: "all
+  algorithms perform one pass over the data, to emulate the online regret setting".  The regret
+  of eq. (7), which Theorem 1 bounds, sums l_t(f_t) = 1/2 (<f_t, Phi(x_t)> - y_t)^2 (eq. 6): the
+  loss of the learner's function f_t at x_t, not of the noisy estimate E_t it learns from.  The
+  primary column is therefore (1/T) sum_t (f_t(x_t) - y_t)^2 with f_t(x_t) exact (for the
+  baselines, whose features are evaluated and not estimated, it is their prediction; for
+  Shrinking Gradient sum_i alpha_i k(x_i, x_t), recorded before each step and never fed back).
+  Also reported: the online MSE of the predictions each algorithm makes (Shrinking Gradient: E_t
+  with m samples), and the test MSE of the final model on ``--n-test`` fresh points; Shrinking
+  Gradient estimates a test point with its own ``--test-samples`` (Theorem 1, part 3: m =
+  O(B^4 T log(1/delta)/eps_0^2) for accuracy eps_0, independent of the training budget) and, as a
+  second column, with the training m.
 
 Usage::
 
@@ -200,27 +209,59 @@ def dsg_fourier_minimal(X, y, Xt, k, eta, schedule, rng, gamma, nu=1e-5):
 
 # ---- Shrinking Gradient --------------------------------------------------------------------------
 
-def shrinking(X, y, Xt, m, eta, norm_bound, setting, seed, gamma):
+def shrinking(X, y, Xt, m, eta, schedule, norm_bound, setting, seed, gamma, m_test):
+    """onlinekern.ShrinkingGradient, one pass, one example at a time (the same keys and states as
+    one ``run_online`` call): before each step the exact <f_t, Phi(x_t)> is recorded, and a
+    decaying schedule sets the core's step (the learner itself has the constant step of
+    Theorem 1).  Test points: EST with
+    the training m (``decision_function``) and, if m_test > 0, EST with m_test samples (Theorem 1,
+    part 3: a test point is estimated to accuracy eps_0 with its own m = O(B^4 T log(1/delta) /
+    eps_0^2), independent of the training budget); keys continue the model's post-training
+    counter 2^63 + j, so the two test columns use disjoint draws."""
     L = ok.ShrinkingGradient(eta=eta, n_samples=m, norm_bound=norm_bound, feature=setting, gamma=gamma,
                              seed=seed, n_threads=1)
-    res = ok.run_online(L, X, y, keep_scores=True)
-    return np.asarray(res.scores).ravel(), L.decision_function(Xt)
+    T = len(y)
+    f = np.zeros(T)            # E_t, the estimate the algorithm predicts with and learns from
+    fx = np.zeros(T)           # <f_t, Phi(x_t)> exactly: the argument of the loss l_t(f_t) of eq. (6)
+    for t in range(T):
+        if t:
+            fx[t] = L.core_.exact_py(X[t])[0]          # reads the model only
+            L.core_.eta = step_size(eta, schedule, t + 1)
+        f[t] = np.asarray(ok.run_online(L, X[t:t + 1], y[t:t + 1], keep_scores=True, reset=t == 0).scores).ravel()[0]
+    ft_m = L.decision_function(Xt)
+    if m_test > 0:
+        j0 = 2 ** 63 + len(Xt)
+        ft = np.array([L.estimate(x, m_test, key=j0 + j)[0] for j, x in enumerate(Xt)])
+    else:
+        ft = ft_m
+    # a step adds x_t unless it shrinks (a zero coefficient has probability 0)
+    info = {"shrinks": len(y) - L.model_size_, "alpha_norm1": float(L.core_.alpha_norm1[0])}
+    return f, fx, ft, ft_m, info
 
 
 # ---- one run -------------------------------------------------------------------------------------
 
 def run_method(method, data, bud, eta, schedule, seed, args, with_test=True):
+    """One pass of ``method``: [regret-loss MSE (exact f_t(x_t)), online MSE of the predictions
+    made, test MSE] and extras (Shrinking Gradient: the test MSE
+    with the training m, the number of shrinks and ||alpha||_1 at the end).  ``schedule`` is the
+    step schedule, for Shrinking Gradient the pair (schedule, B_n)."""
     X, y, Xt, yt = data
-    if not with_test:                  # tuning: no test predictions needed
+    if not with_test and args.tune_on != "test":     # tuning on an online loss: no test points
         Xt, yt = Xt[:1], yt[:1]
     rng = np.random.default_rng([seed, 0xB05E])
+    extra = {}
+    fx = None
     if method == EXACT:
         L = ok.ShrinkingGradient(eta=eta, exact_predict=True, norm_bound=1e300, feature=args.setting,
                                  gamma=args.gamma, n_threads=1)
         f = np.asarray(ok.run_online(L, X, y, keep_scores=True).scores).ravel()
         ft = L.decision_function(Xt)
     elif method == "Shrink-Grad":
-        f, ft = shrinking(X, y, Xt, bud["m"], eta, schedule, args.setting, seed, args.gamma)
+        sched, norm_bound = schedule
+        f, fx, ft, ft_m, extra = shrinking(X, y, Xt, bud["m"], eta, sched, norm_bound, args.setting, seed, args.gamma,
+                                       args.test_samples if with_test or args.tune_on == "test" else 0)
+        extra["test_mse_train_m"] = float(np.mean((ft_m - yt) ** 2))
     elif method == "Fixed-Random":
         if args.setting == "coordinate":
             f, ft = fixed_random_coord(X, y, Xt, bud["r"], eta, schedule, rng)
@@ -233,19 +274,19 @@ def run_method(method, data, bud, eta, schedule, seed, args, with_test=True):
             f, ft = dsg_fourier(X, y, Xt, bud["k"], eta, schedule, seed, args.gamma)
         else:
             f, ft = dsg_fourier_minimal(X, y, Xt, bud["k"], eta, schedule, rng, args.gamma)
+    # the baselines' f_t(x_t) is exact already (their features are evaluated, not estimated)
+    regret = float(np.mean(((f if fx is None else fx) - y) ** 2))
     online = float(np.mean((f - y) ** 2))
     test = float(np.mean((ft - yt) ** 2))
-    if not np.isfinite(online):
-        online = math.inf
-    if not np.isfinite(test):
-        test = math.inf
-    return online, test
+    return [v if np.isfinite(v) else math.inf for v in (regret, online, test)], extra
 
 
 def schedules_for(method, args):
-    """The second tuned hyper-parameter: the step schedule, or Shrinking Gradient's B_n."""
+    """The second tuned hyper-parameter: the step schedule; for Shrinking Gradient the pairs
+    (schedule, B_n) (Section 6: "for all methods we explored different initial step sizes and
+    schedules"; B_n sets its shrink threshold 16 B_n)."""
     if method == "Shrink-Grad":
-        return tuple(args.norm_bounds)
+        return tuple((sc, b) for sc in args.sg_schedules for b in args.norm_bounds)
     if method == EXACT:
         return ("const",)
     if args.setting == "fourier" and method == "Fixed-Random":
@@ -262,31 +303,50 @@ def evaluate(D, bud, args):
     eval_data = [make_data(D, args.T, args.n_test, args.support, args.setting, args.gamma, s, args.data)
                  for s in range(args.seeds)]
     out = {}
+    crit = ("regret", "online", "test").index(args.tune_on)
     for method in METHODS + (EXACT,):
         best = None
         for schedule in schedules_for(method, args):
             for eta in args.etas:
                 with np.errstate(all="ignore"):
-                    loss = np.mean([run_method(method, d, bud, eta, schedule, 10_000 + s, args, False)[0]
+                    loss = np.mean([run_method(method, d, bud, eta, schedule, 10_000 + s, args, False)[0][crit]
                                     for s, d in enumerate(tune_data)])
                 if best is None or loss < best[0]:
                     best = (loss, eta, schedule)
         _, eta, schedule = best
         with np.errstate(all="ignore"):
-            runs = np.array([run_method(method, d, bud, eta, schedule, s, args) for s, d in enumerate(eval_data)])
+            got = [run_method(method, d, bud, eta, schedule, s, args) for s, d in enumerate(eval_data)]
+        runs = np.array([g[0] for g in got])
         n = len(runs)
-        out[method] = {"eta": eta, ("norm_bound" if method == "Shrink-Grad" else "schedule"): schedule,
-                       "online_mse": float(runs[:, 0].mean()), "online_se": float(runs[:, 0].std(ddof=1) / np.sqrt(n)),
-                       "test_mse": float(runs[:, 1].mean()), "test_se": float(runs[:, 1].std(ddof=1) / np.sqrt(n)),
-                       "runs": runs.tolist()}
+        r = {"eta": eta, "runs": runs.tolist()}
+        for j, key in enumerate(("regret", "online", "test")):
+            r[f"{key}_mse"] = float(runs[:, j].mean())
+            r[f"{key}_se"] = float(runs[:, j].std(ddof=1) / np.sqrt(n))
+        if method == "Shrink-Grad":
+            r["schedule"], r["norm_bound"] = schedule
+            tm = np.array([g[1]["test_mse_train_m"] for g in got])
+            r["test_mse_train_m"], r["test_se_train_m"] = float(tm.mean()), float(tm.std(ddof=1) / np.sqrt(n))
+            r["shrinks"] = [g[1]["shrinks"] for g in got]
+            r["alpha_norm1"] = [g[1]["alpha_norm1"] for g in got]
+        else:
+            r["schedule"] = schedule
+        out[method] = r
+    # paired over the evaluation data sets (every method sees the same ones): Shrink-Grad - baseline
+    sg = np.array(out["Shrink-Grad"]["runs"])
+    out["paired"] = {}
+    for base in ("Fixed-Random", "Doubly-Stoch"):
+        diff = sg - np.array(out[base]["runs"])
+        out["paired"][base] = {key: {"mean": float(diff[:, j].mean()), "se": float(diff[:, j].std(ddof=1) / np.sqrt(len(diff))),
+                                     "sg_lower": int(np.sum(diff[:, j] < 0)), "n": len(diff)}
+                               for j, key in enumerate(("regret", "online", "test"))}
     zero = np.mean([np.mean(d[1] ** 2) for d in eval_data])
     zero_test = np.mean([np.mean(d[3] ** 2) for d in eval_data])
-    out["predict-zero"] = {"online_mse": float(zero), "test_mse": float(zero_test)}
+    out["predict-zero"] = {"regret_mse": float(zero), "online_mse": float(zero), "test_mse": float(zero_test)}
     return out
 
 
 def hyper(r):
-    return f"B_n {r['norm_bound']:g}" if "norm_bound" in r else r["schedule"]
+    return f"{r['schedule']}, B_n {r['norm_bound']:g}" if "norm_bound" in r else r["schedule"]
 
 
 # ---- plots ---------------------------------------------------------------------------------------
@@ -298,13 +358,17 @@ def plot(xs, results, xlabel, title, path, logx=False):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, key, name in ((axes[0], "online", "online mean squared error (one pass)"),
-                          (axes[1], "test", "test mean squared error (final model)")):
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.4))
+    for ax, key, name in ((axes[0], "regret", "online loss of f_t: mean (f_t(x_t) - y_t)^2"),
+                          (axes[1], "online", "online MSE of the predictions made"),
+                          (axes[2], "test", "test mean squared error (final model)")):
         for method in METHODS:
             mu = np.array([r[method][f"{key}_mse"] for r in results])
             se = np.array([r[method][f"{key}_se"] for r in results])
             ax.errorbar(xs, mu, yerr=se, marker="o", capsize=3, label=method, color=COLORS[method])
+        if key == "test" and "test_mse_train_m" in results[0]["Shrink-Grad"]:
+            ax.plot(xs, [r["Shrink-Grad"]["test_mse_train_m"] for r in results], "--", marker="x",
+                    color=COLORS["Shrink-Grad"], label="Shrink-Grad, test EST with the training m")
         ax.plot(xs, [r[EXACT][f"{key}_mse"] for r in results], "--", color="gray",
                 label="kernel OGD, exact kernel (no budget)")
         ax.plot(xs, [r["predict-zero"][f"{key}_mse"] for r in results], "k:", label="predict 0")
@@ -360,9 +424,16 @@ def main(argv=None):
     p.add_argument("--budget-rule", choices=("evaluations", "per-point", "samples"), default="evaluations")
     p.add_argument("--budgets", default="1,2,4,8", help="k values of the budget sweep")
     p.add_argument("--budget-dim", type=int, default=550, help="D of the budget sweep")
-    p.add_argument("--etas", default="0.00390625,0.0078125,0.015625,0.03125,0.0625,0.125,0.25,0.5,1,2")
+    p.add_argument("--etas", default="0.00390625,0.0078125,0.015625,0.03125,0.0625,0.125,0.25,0.5,1,2,4,8")
     p.add_argument("--norm-bounds", default="0.015625,0.0625,0.25,1",
                    help="B_n values tried for Shrinking Gradient (it keeps a constant step)")
+    p.add_argument("--sg-schedules", default="const,sqrt,inv",
+                   help="step schedules tried for Shrinking Gradient (Section 6: explored for all methods); "
+                        "'const' alone is Theorem 1's constant step")
+    p.add_argument("--test-samples", type=int, default=10000,
+                   help="EST samples per test point for Shrinking Gradient (Theorem 1, part 3); 0 = the training m")
+    p.add_argument("--tune-on", choices=("regret", "online", "test"), default="regret",
+                   help="criterion for choosing step size, schedule and B_n on the tuning data sets")
     p.add_argument("--gamma", type=float, default=0.5, help="Gaussian kernel width (fourier setting)")
     p.add_argument("--seeds", type=int, default=10, help="evaluation data sets per point")
     p.add_argument("--tune-seeds", type=int, default=3, help="data sets for choosing eta and schedule")
@@ -376,6 +447,9 @@ def main(argv=None):
     args.dims = [int(v) for v in args.dims.split(",")]
     args.etas = [float(v) for v in args.etas.split(",")]
     args.norm_bounds = [float(v) for v in args.norm_bounds.split(",")]
+    args.sg_schedules = [v for v in args.sg_schedules.split(",")]
+    if any(v not in SCHEDULES for v in args.sg_schedules):
+        p.error(f"--sg-schedules takes values from {', '.join(SCHEDULES)}")
     ks = [int(v) for v in args.budgets.split(",")]
     if args.quick:
         args.dims, ks, args.seeds, args.tune_seeds, args.n_test = args.dims[:2], ks[:2], 2, 1, 200
@@ -393,10 +467,16 @@ def main(argv=None):
     for D in args.dims:
         res = evaluate(D, bud, args)
         by_dim.append(res)
-        line = "  ".join(f"{m} {res[m]['online_mse']:.4f}±{res[m]['online_se']:.4f} / {res[m]['test_mse']:.4f} "
-                         f"(eta {res[m]['eta']:g}, {hyper(res[m])})" for m in METHODS)
-        print(f"D={D}: online / test MSE  {line}  [exact {res[EXACT]['online_mse']:.4f} / {res[EXACT]['test_mse']:.4f}, "
+        line = "  ".join(f"{m} {res[m]['regret_mse']:.4f}±{res[m]['regret_se']:.4f} / {res[m]['online_mse']:.4f} / "
+                         f"{res[m]['test_mse']:.4f} (eta {res[m]['eta']:g}, {hyper(res[m])})" for m in METHODS)
+        sg = res["Shrink-Grad"]
+        print(f"D={D}: MSE loss of f_t / of the predictions / test:  {line}  [Shrink-Grad test with the training m {sg['test_mse_train_m']:.4f}, "
+              f"shrinks {np.mean(sg['shrinks']):.1f}, ||alpha||_1 {np.mean(sg['alpha_norm1']):.2f}; "
+              f"exact {res[EXACT]['regret_mse']:.4f} / {res[EXACT]['test_mse']:.4f}, "
               f"zero {res['predict-zero']['online_mse']:.4f}]", flush=True)
+        print("    paired Shrink-Grad - baseline (mean ± s.e., Shrink-Grad lower in n of N): " + "; ".join(
+            f"{b} {key} {v['mean']:+.4f}±{v['se']:.4f} ({v['sg_lower']}/{v['n']})"
+            for b, pr in res["paired"].items() for key, v in pr.items() if key != "online"), flush=True)
     by_budget = []
     sweep = []
     for k in ks:
@@ -404,13 +484,16 @@ def main(argv=None):
         res = evaluate(args.budget_dim, b, args)
         by_budget.append(res)
         sweep.append(b)
-        line = "  ".join(f"{m} {res[m]['online_mse']:.4f} / {res[m]['test_mse']:.4f}" for m in METHODS)
-        print(f"k={k} (r={b['r']}, m={b['m']}): {line}", flush=True)
+        line = "  ".join(f"{m} {res[m]['regret_mse']:.4f} / {res[m]['online_mse']:.4f} / {res[m]['test_mse']:.4f}"
+                         for m in METHODS)
+        print(f"k={k} (r={b['r']}, m={b['m']}): {line}  [Shrink-Grad test with the training m "
+              f"{res['Shrink-Grad']['test_mse_train_m']:.4f}]", flush=True)
     summary = {"args": {k: v for k, v in vars(args).items()}, "budget": bud,
                "dims": args.dims, "by_dim": by_dim, "budget_sweep": sweep, "by_budget": by_budget,
                "seconds": time.time() - t0}
     tag = args.setting + ("" if args.budget_rule == "evaluations" else "_" + args.budget_rule.replace("-", "_")) \
-        + ("" if args.data == "clipped" else "_symmetric")
+        + ("" if args.data == "clipped" else "_symmetric") + ("" if args.tune_on == "regret" else "_tuned_" + args.tune_on) \
+        + ("" if args.sg_schedules == list(SCHEDULES) else "_sg_" + "_".join(args.sg_schedules))
     (out / f"shrinking_{tag}.json").write_text(json.dumps(summary, indent=1))
     figures(summary, out, tag)
     print(f"wrote {out}/shrinking_fig1_{tag}.png, shrinking_budget_{tag}.png, shrinking_{tag}.json "
