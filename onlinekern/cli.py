@@ -211,6 +211,8 @@ PARAMS = {
                       parse_auto, "S"),
     "norm_bound": ParamSpec(None, (), "radius of the competitor ball", parse_float, "B"),
     "n_samples": ParamSpec(None, (), "estimator samples per prediction", parse_int, "M"),
+    "predict_samples": ParamSpec(None, (), "estimator samples per prediction after training (ext; Theorem 1, part 3)",
+                                parse_optional_int, "M", "n_samples"),
     "horizon": ParamSpec(None, (), "stream length T used to set the step size", parse_optional_int, "T"),
 }
 

@@ -286,6 +286,43 @@ def test_model_file_and_pickle_resume(tmp_path, task):
         assert c.get_params() == L.get_params()
 
 
+@pytest.mark.parametrize("feature", ["fourier", "coordinate"])
+def test_predict_samples(feature):
+    """Estimates after training use predict_samples (Theorem 1, part 3); training does not."""
+    X, y = make_data("regression", T=80, seed=21)
+    Xq = make_data("regression", T=30, seed=22)[0]
+    base = learner("regression", feature=feature, norm_bound=1.0)
+    a = ok.run_online(base, X, y, keep_scores=True)
+    big = learner("regression", feature=feature, norm_bound=1.0, predict_samples=4000)
+    b = ok.run_online(big, X, y, keep_scores=True)
+    # training is untouched: the same scores, coefficients and support set
+    np.testing.assert_array_equal(np.asarray(a.scores), np.asarray(b.scores))
+    np.testing.assert_array_equal(big.dual_coef_, base.dual_coef_)
+    assert big.core_.predict_samples == 4000 and base.core_.predict_samples == base.n_samples == 16
+    # the default equals asking for n_samples explicitly, bit for bit
+    same = learner("regression", feature=feature, norm_bound=1.0, predict_samples=16).fit(X, y)
+    np.testing.assert_array_equal(same.decision_function(Xq), base.decision_function(Xq))
+    # the first post-training estimate is EST(alpha, x, m_pred) with key 2^63
+    x = Xq[0]
+    fresh = learner("regression", feature=feature, norm_bound=1.0, predict_samples=4000).fit(X, y)
+    np.testing.assert_array_equal(fresh.decision_function(x[None, :]), fresh.estimate(x, 4000, key=2 ** 63))
+    # and with 250 times the samples the error against the exact sum is far smaller
+    exact = np.array([base.core_.exact_py(q)[0] for q in Xq])
+    err_small = np.mean((base.decision_function(Xq) - exact) ** 2)
+    err_big = np.mean((big.decision_function(Xq) - exact) ** 2)
+    assert err_big < err_small / 20
+    # it travels with the model
+    st = big.core_.get_state()
+    assert st["predict_samples"] == 4000
+    with pytest.raises(ValueError):
+        learner("regression", predict_samples=0).fit(X, y)
+    old = dict(st)
+    del old["predict_samples"]                  # a model file written before the parameter
+    core = type(big.core_).__new__(type(big.core_))
+    core.set_state(old)
+    assert core.predict_samples == core.n_samples
+
+
 def test_hand_edited_state_raises():
     X, y = make_data("regression", T=30)
     L = learner("regression").fit(X, y)

@@ -107,6 +107,7 @@ cdef class ShrinkingCore(KernelCore):
     SV i for output c is scale[c] * coef_ic), one global scale and one Fenwick tree per output."""
     cdef public double eta, norm_bound
     cdef readonly int n_samples
+    cdef readonly int predict_samples    # m of the EST calls after training (ext)
     cdef public bint exact_predict
     cdef readonly int feature
     cdef readonly uint64_t seed
@@ -116,7 +117,7 @@ cdef class ShrinkingCore(KernelCore):
     cdef object buf_                     # keeps scale / total / ebuf / a alive
     cdef double* scale                   # C: alpha_ic = scale[c] * coef_ic
     cdef double* total                   # C: ||coef_c||_1 of the last estimate
-    cdef double* ebuf                    # C * m: the samples E^(k), summed in order
+    cdef double* ebuf                    # C * max(m, m_pred): the samples E^(k), summed in order
     cdef double* a                       # C: new scaled coefficients
     cdef int n_scr                       # threads an estimate may use
     cdef double* tree                    # fcap * C Fenwick nodes (1-based node j at (j-1)*C)
@@ -134,22 +135,26 @@ cdef class ShrinkingCore(KernelCore):
         free(self.slot)
 
     def _setup_shrinking(self, double eta, double norm_bound, int n_samples, bint exact_predict,
-                         int feature, seed):
+                         int feature, seed, int predict_samples=0):
+        """predict_samples: m of the estimates after training (0: n_samples)."""
         cdef int c
         if feature not in FEATURE_NAMES:
             raise ValueError(f"unknown feature code {feature}")
         if not (eta > 0 and np.isfinite(eta)) or not (norm_bound > 0 and np.isfinite(norm_bound)) or n_samples < 1:
             raise ValueError("eta and norm_bound must be > 0 and n_samples >= 1")
+        if predict_samples < 0:
+            raise ValueError(f"predict_samples must be >= 1 (0: n_samples), got {predict_samples}")
         if not 0 <= int(seed) < 2 ** 64:
             raise ValueError(f"seed must lie in [0, 2^64) for the counter-based generator, got {seed}")
         self.eta, self.norm_bound, self.n_samples = eta, norm_bound, n_samples
+        self.predict_samples = predict_samples if predict_samples > 0 else n_samples
         self.exact_predict, self.feature, self.seed = exact_predict, feature, <uint64_t>int(seed)
         self.n_pred = 0
         self.sqrt2g = sqrt(2.0 * self.gamma)
         self.sqrtd = sqrt(<double>self.n_features)
         self.stride = feature_stride(feature, self.n_features)
         cdef int C = self.n_outputs
-        self.buf_ = np.zeros(3 * C + C * n_samples)
+        self.buf_ = np.zeros(3 * C + C * max(n_samples, self.predict_samples))
         cdef double[::1] v = self.buf_
         self.scale, self.total, self.a, self.ebuf = &v[0], &v[C], &v[2 * C], &v[3 * C]
         for c in range(C):
@@ -389,7 +394,8 @@ cdef class ShrinkingCore(KernelCore):
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
-            if self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.n_samples, self.ebuf, out) != 0:
+            if self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.predict_samples, self.ebuf,
+                             out) != 0:
                 return -1
             self.n_pred += 1
         return 0
@@ -501,7 +507,7 @@ cdef class ShrinkingCore(KernelCore):
     def get_state(self):
         st = KernelCore.get_state(self)
         st.update(eta=self.eta, norm_bound=self.norm_bound, n_samples=self.n_samples,
-                  exact_predict=int(self.exact_predict), feature=FEATURE_NAMES[self.feature],
+                  predict_samples=self.predict_samples, exact_predict=int(self.exact_predict), feature=FEATURE_NAMES[self.feature],
                   seed=int(self.seed), n_pred=int(self.n_pred), scale=self.scales)
         return st
 
@@ -511,7 +517,8 @@ cdef class ShrinkingCore(KernelCore):
         if feature not in FEATURES:
             raise ValueError(f"unknown feature {feature!r}")
         self._setup_shrinking(float(st["eta"]), float(st["norm_bound"]), int(st["n_samples"]),
-                              bool(st["exact_predict"]), FEATURES[feature], int(st["seed"]))
+                              bool(st["exact_predict"]), FEATURES[feature], int(st["seed"]),
+                              int(st.get("predict_samples", 0)))     # files before predict_samples: m
         scale = np.asarray(st["scale"], dtype=np.float64)
         if scale.shape != (self.n_outputs,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
             raise ValueError("scale must hold one positive finite number per output")
@@ -566,6 +573,11 @@ class ShrinkingGradient(KernelLearner):
     n_samples : int
         Estimator samples m per prediction (100; the theory's O(B^4 T log(BT)) has no practical
         value, §3.16).
+    predict_samples : int or None
+        Samples per estimate after training (``predict``, ``decision_function``, the test rows
+        of ``run_online``); None = n_samples.  Theorem 1 (part 3) gives test points their own m,
+        set by the accuracy wanted: the estimate's variance falls as 1/m, while training keeps
+        the m its regret bound and its budget assume (ext, not in §3.16).
     eta : float or None
         Step size; None = B_n / sqrt(T) with T the stream length (Theorem 1).
     horizon : int or None
@@ -597,10 +609,11 @@ class ShrinkingGradient(KernelLearner):
     summary = "Shrinking Gradient: squared-loss OGD on kernel values estimated from sampled random features"
     paper = "Livni, Carmon & Globerson, ICML 2017"
 
-    def __init__(self, norm_bound=1.0, n_samples=100, eta=None, horizon=None, exact_predict=False,
-                 feature="fourier", gamma=None, task="regression", seed=0, n_threads=None):
+    def __init__(self, norm_bound=1.0, n_samples=100, predict_samples=None, eta=None, horizon=None,
+                 exact_predict=False, feature="fourier", gamma=None, task="regression", seed=0, n_threads=None):
         self.norm_bound = norm_bound
         self.n_samples = n_samples
+        self.predict_samples = predict_samples
         self.eta = eta
         self.horizon = horizon
         self.exact_predict = exact_predict
@@ -618,6 +631,8 @@ class ShrinkingGradient(KernelLearner):
                 check(name, value)
         _positive("norm_bound", self.norm_bound)
         _positive_int("n_samples", self.n_samples)
+        if self.predict_samples is not None:
+            _positive_int("predict_samples", self.predict_samples)
         if self.horizon is not None:
             _positive_int("horizon", self.horizon)
         if not isinstance(self.exact_predict, (bool, np.bool_)):
@@ -644,7 +659,8 @@ class ShrinkingGradient(KernelLearner):
         core = ShrinkingCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, -1, self._n_threads())
         core._setup_shrinking(self.eta_, float(self.norm_bound), int(self.n_samples),
-                              bool(self.exact_predict), FEATURES[self.feature], int(self.seed))
+                              bool(self.exact_predict), FEATURES[self.feature], int(self.seed),
+                              int(self.predict_samples or 0))
         return core
 
     @property
