@@ -21,11 +21,8 @@ cdef extern from *:
     typedef long long okv4l __attribute__((vector_size(32)));
     typedef double okv2d __attribute__((vector_size(16)));
     typedef long long okv2l __attribute__((vector_size(16)));
-    #define OKV_LOADD(p) ({ okv8d v_; memcpy(&v_, (p), sizeof v_); v_; })
-    #define OKV_LOADL(p) ({ okv8l v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKV_LOADT(VT, p) ({ VT v_; memcpy(&v_, (p), sizeof v_); v_; })
-    #define OKV_SEL(mask, a, b) (((mask) & (okv8l)(a)) | (~(mask) & (okv8l)(b)))  /* mask ? a : b */
-    #define OKV_SELT(VL, mask, a, b) (((mask) & (VL)(a)) | (~(mask) & (VL)(b)))
+    #define OKV_SELT(VL, mask, a, b) (((mask) & (VL)(a)) | (~(mask) & (VL)(b)))  /* mask ? a : b */
     #define OKSV_MULTI OK_MULTI                     /* ok_vmath.h */
 
     /* OKSV_MULTI_W(ret, name, (params), (args), BODY): BODY(VD, VL, W) is a macro written for
@@ -61,7 +58,6 @@ cdef extern from *:
         t_ |= OKV_SWAP4(t_, 1, 0, 3, 2);                                                         \
         t_[0] != 0; })
     #define OKV_ANY_2(m) ({ okv2l t_ = (m); (t_[0] | t_[1]) != 0; })
-    #define OKV_ANY(m) OKV_ANY_8(m)
     #define OKV_ANYW(W, m) OKV_ANY_##W(m)
 
     /* The minimum of v[0:n] (n >= 1) as the scan `m = v[0]; m = v[i] < m ? v[i] : m` finds it:
