@@ -169,8 +169,8 @@ static inline void ok_axpy(int n, double alpha, const double *x, double *y) {
 typedef double ok_v8d_ __attribute__((vector_size(64)));
 typedef double ok_v4d_ __attribute__((vector_size(32)));
 typedef double ok_v2d_ __attribute__((vector_size(16)));
-#define OK_V8_LOAD(p) ({ ok_v8d_ v_; memcpy(&v_, (p), sizeof v_); v_; })
-#define OK_V8_SET1(s) ((ok_v8d_){(s), (s), (s), (s), (s), (s), (s), (s)})
+/* an unaligned load of a generic vector of type VT (one vector load at the level's width) */
+#define OK_VLOAD(VT, p) ({ VT v_; memcpy(&v_, (p), sizeof v_); v_; })
 /* The body at one vector width: VT holds W doubles, the width of the level's registers (GCC
  * lowers a wider generic vector through the stack).  Each output is the same chain of multiplies
  * and adds at every width, so every level gives the same bits. */
@@ -179,13 +179,13 @@ typedef double ok_v2d_ __attribute__((vector_size(16)));
     VT zero_;                                                                                 \
     for (t = 0; t < W; t++) zero_[t] = 0.0;                                                   \
     for (; j + 4 * W <= D; j += 4 * W) {                                                      \
-        VT a0 = zero_, a1 = zero_, a2 = zero_, a3 = zero_, l;                                 \
+        VT a0 = zero_, a1 = zero_, a2 = zero_, a3 = zero_;                                    \
         for (k = 0; k < m; k++) {                                                             \
             const double *r = E + (long)idx[k] * D + j, vk = v[k];  /* vector * scalar */   \
-            memcpy(&l, r, sizeof l);          a0 += l * vk;                                   \
-            memcpy(&l, r + W, sizeof l);      a1 += l * vk;                                   \
-            memcpy(&l, r + 2 * W, sizeof l);  a2 += l * vk;                                   \
-            memcpy(&l, r + 3 * W, sizeof l);  a3 += l * vk;                                   \
+            a0 += OK_VLOAD(VT, r) * vk;                                                       \
+            a1 += OK_VLOAD(VT, r + W) * vk;                                                   \
+            a2 += OK_VLOAD(VT, r + 2 * W) * vk;                                               \
+            a3 += OK_VLOAD(VT, r + 3 * W) * vk;                                               \
         }                                                                                     \
         memcpy(a + j, &a0, sizeof a0);                                                        \
         memcpy(a + j + W, &a1, sizeof a1);                                                    \
@@ -193,11 +193,9 @@ typedef double ok_v2d_ __attribute__((vector_size(16)));
         memcpy(a + j + 3 * W, &a3, sizeof a3);                                                \
     }                                                                                         \
     for (; j + W <= D; j += W) {                                                              \
-        VT a0 = zero_, l;                                                                     \
-        for (k = 0; k < m; k++) {                                                             \
-            memcpy(&l, E + (long)idx[k] * D + j, sizeof l);                                   \
-            a0 += l * v[k];                                                                   \
-        }                                                                                     \
+        VT a0 = zero_;                                                                        \
+        for (k = 0; k < m; k++)                                                               \
+            a0 += OK_VLOAD(VT, E + (long)idx[k] * D + j) * v[k];                              \
         memcpy(a + j, &a0, sizeof a0);                                                        \
     }                                                                                         \
     if (j < D) {           /* the last D % W (< 8) outputs: independent scalar chains */     \

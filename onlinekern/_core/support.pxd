@@ -21,7 +21,7 @@ cdef extern from *:
     typedef long long okv4l __attribute__((vector_size(32)));
     typedef double okv2d __attribute__((vector_size(16)));
     typedef long long okv2l __attribute__((vector_size(16)));
-    #define OKV_LOADT(VT, p) ({ VT v_; memcpy(&v_, (p), sizeof v_); v_; })
+    #define OKV_LOADT OK_VLOAD                     /* ok_vmath.h */
     #define OKV_SELT(VL, mask, a, b) (((mask) & (VL)(a)) | (~(mask) & (VL)(b)))  /* mask ? a : b */
     #define OKSV_MULTI OK_MULTI                     /* ok_vmath.h */
 

@@ -36,8 +36,6 @@ cdef extern from *:
      * partial sums (lanes 0-7 and 8-15 of two vectors), the same tail and the same reduction,
      * so every out[k] is bit-identical to ok_dot(E + idx[k] D, q, D).  AVX-512 only (32 registers
      * hold the four rows' 8 accumulators); the other levels call ok_dot per row. */
-    typedef double okr8d __attribute__((vector_size(64)));
-    #define OKR_LOAD(p) ({ okr8d v_; memcpy(&v_, (p), sizeof v_); v_; })
     #define OKR_FINISH(lo, hi, a, OUT) {                                                      \
         for (j = 0; i + j < D; j++) {                                                         \
             if (j < 8) lo[j] += a[i + j] * q[i + j]; else hi[j - 8] += a[i + j] * q[i + j];   \
@@ -57,18 +55,18 @@ cdef extern from *:
     __attribute__((target("avx512f"))) static void okrrf_row_dots_avx512_(const double *restrict E, int D,
             const int *restrict idx, int nnz, const double *restrict q, double *restrict out) {
         int k = 0, i, j;
-        okr8d l0, h0, l1, h1, l2, h2, l3, h3, bl, bh;
+        ok_v8d_ l0, h0, l1, h1, l2, h2, l3, h3, bl, bh;
         for (; k + 4 <= nnz; k += 4) {
             const double *a0 = E + (ptrdiff_t)idx[k] * D, *a1 = E + (ptrdiff_t)idx[k + 1] * D;
             const double *a2 = E + (ptrdiff_t)idx[k + 2] * D, *a3 = E + (ptrdiff_t)idx[k + 3] * D;
-            l0 = h0 = l1 = h1 = l2 = h2 = l3 = h3 = (okr8d){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            l0 = h0 = l1 = h1 = l2 = h2 = l3 = h3 = (ok_v8d_){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
             i = 0;
             for (int q_ = 0; q_ < D / 16; q_++, i += 16) {
-                bl = OKR_LOAD(q + i); bh = OKR_LOAD(q + i + 8);
-                l0 += OKR_LOAD(a0 + i) * bl; h0 += OKR_LOAD(a0 + i + 8) * bh;
-                l1 += OKR_LOAD(a1 + i) * bl; h1 += OKR_LOAD(a1 + i + 8) * bh;
-                l2 += OKR_LOAD(a2 + i) * bl; h2 += OKR_LOAD(a2 + i + 8) * bh;
-                l3 += OKR_LOAD(a3 + i) * bl; h3 += OKR_LOAD(a3 + i + 8) * bh;
+                bl = OK_VLOAD(ok_v8d_, q + i); bh = OK_VLOAD(ok_v8d_, q + i + 8);
+                l0 += OK_VLOAD(ok_v8d_, a0 + i) * bl; h0 += OK_VLOAD(ok_v8d_, a0 + i + 8) * bh;
+                l1 += OK_VLOAD(ok_v8d_, a1 + i) * bl; h1 += OK_VLOAD(ok_v8d_, a1 + i + 8) * bh;
+                l2 += OK_VLOAD(ok_v8d_, a2 + i) * bl; h2 += OK_VLOAD(ok_v8d_, a2 + i + 8) * bh;
+                l3 += OK_VLOAD(ok_v8d_, a3 + i) * bl; h3 += OK_VLOAD(ok_v8d_, a3 + i + 8) * bh;
             }
             OKR_FINISH(l0, h0, a0, out[k]) OKR_FINISH(l1, h1, a1, out[k + 1])
             OKR_FINISH(l2, h2, a2, out[k + 2]) OKR_FINISH(l3, h3, a3, out[k + 3])
