@@ -383,6 +383,196 @@ OK_CS_LOOP(ok_cossin_avx2_, "avx2,fma", 4, __m256d, ok_cossin4_, _mm256_loadu_pd
 #undef OK_BIG4
 #endif
 
+/* ---- the opt-in float32 path of the random features ------------------------------------
+ *
+ * FOGD at D = 1000 spends its time streaming E's rows (8 KB each, from L2) and in 1000 cos/sin
+ * pairs.  With ``precision="float32"`` E is kept as float32 in tiles of OK_F32_TILE columns
+ * (tile t holds columns [64t, 64t + 64) of all d rows, row after row, zero-padded past D), so a
+ * row's share of a tile is one contiguous 256-byte piece and a whole tile is contiguous: half the
+ * bytes of the float64 rows, read in order.  Omega^T x is accumulated in float32 and cos/sin are
+ * evaluated in float32 (16 lanes at AVX-512), then widened to the float64 features the weights
+ * use (weights, scores and updates stay float64).  Every level -- scalar, AVX2, AVX-512 -- runs the
+ * same IEEE operations in the same order (multiplies and adds without contraction in the
+ * projection; explicit fused multiply-adds, fmaf at level 0, in cos/sin), so the float32 path
+ * gives the same bits everywhere; it differs from the float64 path by float32 rounding
+ * (~1e-7 relative in Omega^T x, ~1e-7 absolute in cos/sin). */
+#define OK_F32_TILE 64
+typedef float ok_v16f_ __attribute__((vector_size(64)));
+typedef float ok_v8f_ __attribute__((vector_size(32)));
+typedef float ok_v4f_ __attribute__((vector_size(16)));
+
+/* a[0:Dp] (+)= sum_k v[k] Et[tile][idx[k]][:] for k < m; Dp a multiple of OK_F32_TILE, Et the tiled
+ * E of d rows.  init = 0 starts from zero, 1 continues the sums already in a (the same bits as one
+ * call over all nonzeros: a float accumulator is stored and reloaded exactly). */
+#define OK_PROJECT32_BODY(VT, W)                                                              \
+    int k, t, h;                                                                              \
+    VT zero_;                                                                                 \
+    for (t = 0; t < W; t++) zero_[t] = 0.0f;                                                  \
+    for (long j = 0; j < Dp; j += OK_F32_TILE) {                                              \
+        const float *tile = Et + j * d;                                                       \
+        for (h = 0; h < OK_F32_TILE; h += 4 * W) {                                            \
+            VT a0 = zero_, a1 = zero_, a2 = zero_, a3 = zero_;                                \
+            if (init) {                                                                       \
+                a0 = OK_VLOAD(VT, a + j + h); a1 = OK_VLOAD(VT, a + j + h + W);               \
+                a2 = OK_VLOAD(VT, a + j + h + 2 * W); a3 = OK_VLOAD(VT, a + j + h + 3 * W);   \
+            }                                                                                 \
+            for (k = 0; k < m; k++) {                                                         \
+                const float *r = tile + (long)idx[k] * OK_F32_TILE + h, vk = v[k];            \
+                a0 += OK_VLOAD(VT, r) * vk;                                                   \
+                a1 += OK_VLOAD(VT, r + W) * vk;                                               \
+                a2 += OK_VLOAD(VT, r + 2 * W) * vk;                                           \
+                a3 += OK_VLOAD(VT, r + 3 * W) * vk;                                           \
+            }                                                                                 \
+            memcpy(a + j + h, &a0, sizeof a0);                                                \
+            memcpy(a + j + h + W, &a1, sizeof a1);                                            \
+            memcpy(a + j + h + 2 * W, &a2, sizeof a2);                                        \
+            memcpy(a + j + h + 3 * W, &a3, sizeof a3);                                        \
+        }                                                                                     \
+    }
+static void ok_project32_base_(long Dp, int d, int m, const float *restrict v, const int *restrict idx,
+                               const float *restrict Et, float *restrict a, int init) { OK_PROJECT32_BODY(ok_v4f_, 4) }
+#ifdef OK_X86
+__attribute__((target("avx2,fma"))) static void ok_project32_avx2_(long Dp, int d, int m, const float *restrict v,
+        const int *restrict idx, const float *restrict Et, float *restrict a, int init) { OK_PROJECT32_BODY(ok_v8f_, 8) }
+__attribute__((target("avx512f"))) static void ok_project32_avx512_(long Dp, int d, int m, const float *restrict v,
+        const int *restrict idx, const float *restrict Et, float *restrict a, int init) { OK_PROJECT32_BODY(ok_v16f_, 16) }
+OK_DISPATCH(void, ok_project32, (long Dp, int d, int m, const float *restrict v, const int *restrict idx,
+                                 const float *restrict Et, float *restrict a, int init), (Dp, d, m, v, idx, Et, a, init))
+#else
+#define ok_project32 ok_project32_base_
+#endif
+
+/* cos and sin in float32: k = the nearest integer to x 2/pi, r = x - k pi/2 with pi/2 in three
+ * float parts subtracted by FMA (the first step is exact for |k| < 2^17), Cephes' sinf/cosf
+ * polynomials on |r| <= pi/4 and the quadrant k mod 4.  Error <= 1.2e-7 absolute against
+ * cos/sin of the same float32 argument in float64 (tests/test_vmath.py).  Lanes with
+ * |x| >= OK_SC32_LIMIT or NaN take float64 libm, lane by lane. */
+#define OK_SC32_INVPIO2 0.636619772367581343f
+#define OK_SC32_PIO2_1 1.57079637050628662109375f
+#define OK_SC32_PIO2_2 -4.37113900018624283e-8f
+#define OK_SC32_PIO2_3 -1.71512451e-15f
+#define OK_SC32_S1 -1.6666654611e-1f
+#define OK_SC32_S2 8.3321608736e-3f
+#define OK_SC32_S3 -1.9515295891e-4f
+#define OK_SC32_C1 4.166664568298827e-2f
+#define OK_SC32_C2 -1.388731625493765e-3f
+#define OK_SC32_C3 2.443315711809948e-5f
+#define OK_SC32_LIMIT 1.0e5f
+
+/* One lane at level 0: the vector kernels' operations, one by one (fmaf is correctly rounded). */
+static inline void ok_cossin32_1_(float x, double *c, double *s) {
+    if (!(fabsf(x) < OK_SC32_LIMIT)) { *c = cos((double)x); *s = sin((double)x); return; }
+    float k = rintf(x * OK_SC32_INVPIO2);
+    float r = fmaf(-k, OK_SC32_PIO2_1, x);
+    r = fmaf(-k, OK_SC32_PIO2_2, r);
+    r = fmaf(-k, OK_SC32_PIO2_3, r);
+    float z = r * r;
+    float ps = fmaf(z, OK_SC32_S3, OK_SC32_S2);
+    ps = fmaf(z, ps, OK_SC32_S1);
+    float sr = fmaf(r * z, ps, r);
+    float pc = fmaf(z, OK_SC32_C3, OK_SC32_C2);
+    pc = fmaf(z, pc, OK_SC32_C1);
+    float cr = fmaf(z * z, pc, fmaf(-0.5f, z, 1.0f));
+    int q = (int)k & 3;
+    float sv = (q & 1) ? cr : sr, cv = (q & 1) ? sr : cr;
+    *s = (q & 2) ? -sv : sv;
+    *c = ((q + 1) & 2) ? -cv : cv;
+}
+
+#ifdef OK_X86
+#define OK_SC32_REDUCE_POLY(V, SET1, MUL, FMADD, FNMADD, ROUND, x, k, sr, cr)                    \
+    V k = ROUND(MUL(x, SET1(OK_SC32_INVPIO2)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);    \
+    V r_ = FNMADD(k, SET1(OK_SC32_PIO2_1), x);                                                   \
+    r_ = FNMADD(k, SET1(OK_SC32_PIO2_2), r_);                                                    \
+    r_ = FNMADD(k, SET1(OK_SC32_PIO2_3), r_);                                                    \
+    V z_ = MUL(r_, r_);                                                                          \
+    V ps_ = FMADD(z_, SET1(OK_SC32_S3), SET1(OK_SC32_S2));                                       \
+    ps_ = FMADD(z_, ps_, SET1(OK_SC32_S1));                                                      \
+    V sr = FMADD(MUL(r_, z_), ps_, r_);                                                          \
+    V pc_ = FMADD(z_, SET1(OK_SC32_C3), SET1(OK_SC32_C2));                                       \
+    pc_ = FMADD(z_, pc_, SET1(OK_SC32_C1));                                                      \
+    V cr = FMADD(MUL(z_, z_), pc_, FNMADD(SET1(0.5f), z_, SET1(1.0f)));
+
+/* 16 lanes; q = k mod 4 as integers: bit 0 swaps sin and cos, bit 1 of q (sin) and of q + 1
+ * (cos) is moved to the sign bit. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+ok_cossin16f_(__m512 x, __m512 *cc, __m512 *ss) {
+    OK_SC32_REDUCE_POLY(__m512, _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps,
+                        _mm512_roundscale_ps, x, k, sr, cr)
+    __m512i q = _mm512_cvtps_epi32(k);
+    __mmask16 sw = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
+    __m512i ns = _mm512_slli_epi32(_mm512_and_si512(q, _mm512_set1_epi32(2)), 30);
+    __m512i nc = _mm512_slli_epi32(_mm512_and_si512(_mm512_add_epi32(q, _mm512_set1_epi32(1)), _mm512_set1_epi32(2)), 30);
+    *ss = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(sw, sr, cr)), ns));
+    *cc = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(sw, cr, sr)), nc));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+ok_cossin8f_(__m256 x, __m256 *cc, __m256 *ss) {
+    OK_SC32_REDUCE_POLY(__m256, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps,
+                        _mm256_round_ps, x, k, sr, cr)
+    __m256i q = _mm256_cvtps_epi32(k);
+    __m256 sw = _mm256_castsi256_ps(_mm256_slli_epi32(q, 31));          /* blendv reads the sign bit */
+    __m256i ns = _mm256_slli_epi32(_mm256_and_si256(q, _mm256_set1_epi32(2)), 30);
+    __m256i nc = _mm256_slli_epi32(_mm256_and_si256(_mm256_add_epi32(q, _mm256_set1_epi32(1)), _mm256_set1_epi32(2)), 30);
+    *ss = _mm256_xor_ps(_mm256_blendv_ps(sr, cr, sw), _mm256_castsi256_ps(ns));
+    *cc = _mm256_xor_ps(_mm256_blendv_ps(cr, sr, sw), _mm256_castsi256_ps(nc));
+}
+#undef OK_SC32_REDUCE_POLY
+
+/* c[i] = cos(a[i]), s[i] = sin(a[i]) widened to double for i < n; a holds a multiple of W floats
+ * (the padded projection), so every vector is full and only the stores are cut at n. */
+#define OK_CS32_LOOP(NAME, TARGET, W, V, KERNEL, LOADU, BIG, WIDEN_STORE)                     \
+    __attribute__((target(TARGET))) static void NAME(const float *a, double *c, double *s, int n) { \
+        V cv, sv;                                                                             \
+        for (int i = 0; i < n; i += W) {                                                      \
+            V x = LOADU(a + i);                                                               \
+            KERNEL(x, &cv, &sv);                                                              \
+            if (i + W <= n) {                                                                 \
+                WIDEN_STORE(c + i, cv);                                                       \
+                WIDEN_STORE(s + i, sv);                                                       \
+            } else {                                                                          \
+                double cb[W], sb[W];                                                          \
+                WIDEN_STORE(cb, cv);                                                          \
+                WIDEN_STORE(sb, sv);                                                          \
+                for (int k = 0; k < n - i; k++) { c[i + k] = cb[k]; s[i + k] = sb[k]; }       \
+            }                                                                                 \
+            if (BIG(x))                                                                       \
+                for (int k = 0; k < W && i + k < n; k++)                                      \
+                    if (!(fabsf(a[i + k]) < OK_SC32_LIMIT)) ok_cossin32_1_(a[i + k], c + i + k, s + i + k); \
+        }                                                                                     \
+    }
+#define OK_BIG16F(x) _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(OK_SC32_LIMIT), _CMP_NLT_UQ)
+#define OK_BIG8F(x) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), \
+                                                     _mm256_set1_ps(OK_SC32_LIMIT), _CMP_NLT_UQ))
+#define OK_WIDEN16(p, v) do {                                                                 \
+        _mm512_storeu_pd((p), _mm512_cvtps_pd(_mm512_castps512_ps256(v)));                    \
+        _mm512_storeu_pd((p) + 8, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))); \
+    } while (0)
+#define OK_WIDEN8(p, v) do {                                                                  \
+        _mm256_storeu_pd((p), _mm256_cvtps_pd(_mm256_castps256_ps128(v)));                    \
+        _mm256_storeu_pd((p) + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));              \
+    } while (0)
+OK_CS32_LOOP(ok_cossin32_avx512_, "avx512f", 16, __m512, ok_cossin16f_, _mm512_loadu_ps, OK_BIG16F, OK_WIDEN16)
+OK_CS32_LOOP(ok_cossin32_avx2_, "avx2,fma", 8, __m256, ok_cossin8f_, _mm256_loadu_ps, OK_BIG8F, OK_WIDEN8)
+#undef OK_CS32_LOOP
+#undef OK_BIG16F
+#undef OK_BIG8F
+#undef OK_WIDEN16
+#undef OK_WIDEN8
+#endif
+
+/* c[i] = cos(a[i]), s[i] = sin(a[i]) (float32 arguments and arithmetic, double results), i < n.
+ * a must hold n rounded up to a multiple of 16 floats (the tail's values are computed, not stored). */
+static inline void ok_vcossin32(const float *a, double *c, double *s, int n) {
+#ifdef OK_X86
+    int level = ok_level_ >= 0 ? ok_level_ : ok_simd_level();
+    if (level == 2) { ok_cossin32_avx512_(a, c, s, n); return; }
+    if (level == 1) { ok_cossin32_avx2_(a, c, s, n); return; }
+#endif
+    for (int i = 0; i < n; i++) ok_cossin32_1_(a[i], c + i, s + i);
+}
+
 /* c[i] = cos(a[i]), s[i] = sin(a[i]) for i < n.  c and s must not alias a. */
 static inline void ok_vcossin(const double *a, double *c, double *s, int n) {
 #ifdef OK_X86

@@ -79,6 +79,11 @@ def _seed(name, v):
     check_seed(v)
 
 
+def _precision(name, v):
+    if v not in ("float64", "float32"):
+        raise ValueError(f"{name} must be 'float64' or 'float32', got {v!r}")
+
+
 def _gamma(name, v):
     if v is None or (isinstance(v, str) and v.strip().lower() == "median"):
         return
@@ -101,6 +106,7 @@ PARAM_CHECKS = {
     "k_merge": _positive_int,
     "horizon": _positive_int,            # None only where the learner's default is None
     "eta_linear": _positive,
+    "precision": _precision,
 }
 
 

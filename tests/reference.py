@@ -40,6 +40,25 @@ def fourier_z(X, E, g):
     return np.hstack([np.cos(A), np.sin(A)]) / np.sqrt(E.shape[1])
 
 
+def fourier_a32(x, E, g):
+    """Omega^T x as FOGD's precision="float32" computes it: E rounded to float32, v_k =
+    float32(x_k sqrt(2g)), then a = 0; a = a + E32[k] * v_k over the nonzeros in order, every
+    multiply and add rounded to float32 (NumPy float32 arithmetic: the same IEEE operations)."""
+    E32 = np.asarray(E, dtype=np.float32)
+    x = np.asarray(x, dtype=float).ravel()
+    a = np.zeros(E.shape[1], dtype=np.float32)
+    for k in np.flatnonzero(x):
+        a = a + E32[k] * np.float32(x[k] * np.sqrt(2.0 * g))
+    return a
+
+
+def fourier_z32(X, E, g):
+    """Rows z(x) of the float32 path: float32 Omega^T x, cos/sin in float64 of that argument (the
+    kernel's float32 cos/sin is within 1.2e-7 of them)."""
+    A = np.array([fourier_a32(x, E, g) for x in np.atleast_2d(X)], dtype=np.float64)
+    return np.hstack([np.cos(A), np.sin(A)]) / np.sqrt(E.shape[1])
+
+
 # --- §2 losses: value and derivative with respect to the prediction u ----------------------------
 
 def _sigmoid(z):
@@ -205,8 +224,9 @@ def _pack(scores, SV, alpha, d, C):
 # --- §3.9 FOGD -----------------------------------------------------------------------------------
 
 def ref_fogd(X, y, task, g, D, eta=0.4, lam=0.0, loss_name="hinge", epsilon=0.1,
-             huber_delta=1.0, quantile=0.5, n_classes=None, seed=0):
-    """Returns (scores, w, w_avg_post, w_avg_pre).
+             huber_delta=1.0, quantile=0.5, n_classes=None, seed=0, precision="float64"):
+    """Returns (scores, w, w_avg_post, w_avg_pre).  precision="float32": the features of
+    fourier_z32.
 
     w is (2D,) or (C, 2D).  The spec's "step-averaged w" (§3.9 --average) is not pinned down to
     pre- or post-update iterates, so both means are returned: w_avg_post = mean of the weights
@@ -219,7 +239,7 @@ def ref_fogd(X, y, task, g, D, eta=0.4, lam=0.0, loss_name="hinge", epsilon=0.1,
     s_pre, s_post = np.zeros_like(w), np.zeros_like(w)
     scores = []
     for t in range(T):
-        z = fourier_z(X[t], E, g)[0]                       # 1. z, f, record, g
+        z = (fourier_z32 if precision == "float32" else fourier_z)(X[t], E, g)[0]   # 1. z, f, record, g
         f = w @ z
         scores.append(f)
         gr = grad(task, loss_name, f, y[t], epsilon, huber_delta, quantile)

@@ -7,15 +7,22 @@ input is scaled instead (a = E^T (sqrt(2 gamma) x)): the same code then serves R
 per-feature scale exp(rho_n) changes every step.  The D^{-1/2} factor is folded into the scalar
 of each dot/axpy instead of being applied to 2D features.  cos/sin and the long dot/axpy run
 through the dispatched vector kernels of include/ok_vmath.h.
+
+precision="float32" (opt-in) keeps a float32 copy of E in tiles and computes Omega^T x and cos/sin
+in float32 (ok_project32, ok_vcossin32); the features handed to the weights are still float64.
+E itself, its stream and the model state are the same in both precisions.
 """
 from libc.math cimport sqrt
-from onlinekern._core.vmath cimport ok_axpy, ok_project, ok_vcossin
+from onlinekern._core.vmath cimport ok_axpy, ok_project, ok_vcossin, ok_project32, ok_vcossin32, OK_F32_TILE
 from onlinekern._core.learner cimport LearnerCore, RowView, row_view, get_row
 from onlinekern._core.weights cimport ScaledWeights
 
 import numpy as np
 from onlinekern._core.learner import RowData
 from onlinekern.seeding import FEATURES, rng
+from onlinekern._core.vmath import tile_f32
+
+PRECISIONS = ("float64", "float32")
 
 # E larger than this is refused with a clear message rather than exhausting memory
 MAX_E_BYTES = 4 << 30
@@ -43,15 +50,18 @@ cdef class RandomFourierMap:
     gamma : float > 0
     seed : int, decides E through the FEATURES stream.
     E : ndarray (n_features, n_components), optional; given instead of drawn (model files).
+    precision : "float64" (default) or "float32": the arithmetic of Omega^T x and cos/sin.
     """
 
-    def __init__(self, int n_features, int n_components, double gamma, seed=0, E=None):
+    def __init__(self, int n_features, int n_components, double gamma, seed=0, E=None, precision="float64"):
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1, got {n_features}")
         if n_components < 1:
             raise ValueError(f"n_components must be >= 1, got {n_components}")
         if not gamma > 0:
             raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
         self.d = n_features
         self.D = n_components
         self.gamma = gamma
@@ -77,6 +87,25 @@ cdef class RandomFourierMap:
         cdef int[::1] zi = self.nzi_
         self.nzv = &zv[0]
         self.nzi = &zi[0]
+        self.f32 = precision == "float32"
+        if self.f32:
+            self._setup_f32()
+
+    def _setup_f32(self):
+        tiles = tile_f32(self.E_)
+        self.Dp = tiles.shape[0] * OK_F32_TILE
+        a32 = np.zeros(self.Dp, dtype=np.float32)
+        nzv32 = np.zeros(self.d, dtype=np.float32)
+        self.f32_ = (tiles, a32, nzv32)
+        cdef const float[:, :, ::1] tv = tiles
+        cdef float[::1] av = a32, vv = nzv32
+        self.Et32 = &tv[0, 0, 0]
+        self.a32 = &av[0]
+        self.nzv32 = &vv[0]
+
+    @property
+    def precision(self):
+        return "float32" if self.f32 else "float64"
 
     @property
     def E(self):
@@ -93,8 +122,25 @@ cdef class RandomFourierMap:
         Up to PROJECT_BLOCKED frequencies one register-blocked pass (ok_project); above, one
         axpy per nonzero: E's rows then stream from L2, which bounds both forms alike (the
         blocked one measured no faster at D = 1000).  Both give the same bits."""
-        cdef int k, j, D = self.D, m = 0
+        cdef int k, j, D = self.D, m = 0, init = 0
         cdef double v
+        if self.f32:
+            # float32 path: at most d nonzeros per call (rows with repeated indices have more;
+            # each later call continues the float32 sums, which gives the same bits as one call)
+            k = 0
+            while True:
+                m = 0
+                while k < nnz and m < self.d:
+                    v = x[k] * (self.root if feat_scale == NULL else feat_scale[idx[k]])
+                    if v != 0.0:
+                        self.nzv32[m] = <float>v
+                        self.nzi[m] = idx[k]
+                        m += 1
+                    k += 1
+                ok_project32(self.Dp, self.d, m, self.nzv32, self.nzi, self.Et32, self.a32, init)
+                init = 1
+                if k >= nnz:
+                    return
         if D <= PROJECT_BLOCKED and nnz <= self.d:      # (more nonzeros than features: duplicates)
             for k in range(nnz):
                 v = x[k] * (self.root if feat_scale == NULL else feat_scale[idx[k]])
@@ -114,7 +160,10 @@ cdef class RandomFourierMap:
     cdef void features(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil:
         """cs = [cos a; sin a] (without the D^{-1/2} factor)."""
         self.project(x, idx, nnz, feat_scale)
-        ok_vcossin(self.a, self.cs, self.cs + self.D, self.D)
+        if self.f32:
+            ok_vcossin32(self.a32, self.cs, self.cs + self.D, self.D)
+        else:
+            ok_vcossin(self.a, self.cs, self.cs + self.D, self.D)
 
     def transform(self, X):
         """z(x) for every row of X: array (n, 2D)."""
@@ -138,7 +187,7 @@ cdef class RandomFourierMap:
         return out
 
     def __reduce__(self):
-        return (RandomFourierMap, (self.d, self.D, self.gamma, self.seed, self.E_))
+        return (RandomFourierMap, (self.d, self.D, self.gamma, self.seed, self.E_, self.precision))
 
 
 cdef class FeatureCore(LearnerCore):
@@ -148,9 +197,10 @@ cdef class FeatureCore(LearnerCore):
     of z is applied as a scalar (``fmap.norm``) to scores and steps, never to 2D features.
     """
 
-    def _setup_features(self, int n_features, int task, int n_outputs, int n_components, double gamma, seed, E=None, int n_threads=1):
+    def _setup_features(self, int n_features, int task, int n_outputs, int n_components, double gamma, seed, E=None,
+                        int n_threads=1, precision="float64"):
         self._setup(n_features, task, n_outputs, n_threads)
-        self.fmap = RandomFourierMap(n_features, n_components, gamma, seed, E)
+        self.fmap = RandomFourierMap(n_features, n_components, gamma, seed, E, precision)
         self.F2 = 2 * n_components
         self.w = ScaledWeights(self.n_outputs, self.F2)
 
@@ -165,12 +215,13 @@ cdef class FeatureCore(LearnerCore):
     def get_state(self):
         st = LearnerCore.get_state(self)
         st.update({"n_components": self.fmap.D, "gamma": self.fmap.gamma, "seed": self.fmap.seed,
-                   "E": self.fmap.E_, "w": self.w.get_state()})
+                   "E": self.fmap.E_, "w": self.w.get_state(), "precision": self.fmap.precision})
         return st
 
     def set_state(self, st):
         LearnerCore.set_state(self, st)
-        self.fmap = RandomFourierMap(self.n_features, int(st["n_components"]), float(st["gamma"]), int(st["seed"]), st["E"])
+        self.fmap = RandomFourierMap(self.n_features, int(st["n_components"]), float(st["gamma"]), int(st["seed"]), st["E"],
+                                     str(st.get("precision", "float64")))
         self.F2 = 2 * self.fmap.D
         w = ScaledWeights.from_state(st["w"])
         if w.C != self.n_outputs or w.F != self.F2:

@@ -71,3 +71,59 @@ def project(x, idx, E, scale=None, double root=1.0):
     ok_project(<int>ev.shape[1], <int>vv.shape[0], &vv[0] if vv.shape[0] else NULL,
                &iv[0] if iv.shape[0] else NULL, &ev[0, 0], &ov[0])
     return out
+
+
+def tile_f32(E):
+    """E (d, D) as the float32 path stores it: (Dp / 64, d, 64) float32 tiles, tile t holding
+    columns [64t, 64t + 64) of every row, zero-padded to Dp = D rounded up to a multiple of 64."""
+    E = np.asarray(E, dtype=np.float64)
+    d, D = E.shape
+    Dp = (D + OK_F32_TILE - 1) // OK_F32_TILE * OK_F32_TILE
+    padded = np.zeros((d, Dp), dtype=np.float32)
+    padded[:, :D] = E
+    return np.ascontiguousarray(padded.reshape(d, Dp // OK_F32_TILE, OK_F32_TILE).transpose(1, 0, 2))
+
+
+def cossin32(a):
+    """Return (cos(a), sin(a)) of the float32 path: float32 arguments and arithmetic, float64 results."""
+    x32 = np.ascontiguousarray(a, dtype=np.float32).ravel()
+    cdef Py_ssize_t n = x32.shape[0]
+    padded = np.zeros((n + 15) // 16 * 16, dtype=np.float32)
+    padded[:n] = x32
+    cdef float[::1] x = padded
+    c = np.empty(n); s = np.empty(n)
+    cdef double[::1] cv = c, sv = s
+    if n:
+        ok_vcossin32(&x[0], &cv[0], &sv[0], <int>n)
+    return c, s
+
+
+def project32(x, idx, E, double root=1.0, int chunk=0):
+    """The float32 path's a = sum_k v_k E[idx[k], :] (v_k = float32(x[k] * root), zeros dropped),
+    from E (d, D) tiled by ``tile_f32``; float32 result of length D.  ``chunk`` > 0 feeds the
+    nonzeros ``chunk`` at a time (the continuing form the map uses for rows with repeated indices)."""
+    xs = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    ix = np.ascontiguousarray(idx, dtype=np.int32).ravel()
+    E = np.asarray(E, dtype=np.float64)
+    if E.ndim != 2 or E.shape[1] == 0:
+        raise ValueError("project32: E must be a non-empty (d, D) matrix")
+    if xs.shape[0] != ix.shape[0]:
+        raise ValueError("project32: x and idx differ in length")
+    if ix.shape[0] and (ix.min() < 0 or ix.max() >= E.shape[0]):
+        raise ValueError("project32: index out of range")
+    vals = xs * root
+    keep = vals != 0.0
+    cdef float[::1] vv = np.ascontiguousarray(vals[keep], dtype=np.float32)
+    cdef int[::1] iv = np.ascontiguousarray(ix[keep])
+    cdef float[:, :, ::1] et = tile_f32(E)
+    cdef long Dp = et.shape[0] * OK_F32_TILE
+    out = np.zeros(Dp, dtype=np.float32)
+    cdef float[::1] ov = out
+    cdef int m = vv.shape[0], k0 = 0, step = chunk if chunk > 0 else max(m, 1)
+    while True:
+        ok_project32(Dp, <int>E.shape[0], min(step, m - k0), &vv[k0] if k0 < m else NULL,
+                     &iv[k0] if k0 < m else NULL, &et[0, 0, 0], &ov[0], 1 if k0 > 0 else 0)
+        k0 += step
+        if k0 >= m:
+            break
+    return out[:E.shape[1]]
