@@ -5,7 +5,7 @@ alternately in this one process, because the machine is shared and noisy.  Resul
 Markdown tables (copy them into BENCHMARKS.md); ``--json OUT`` also writes them.
 
     python tools/bench.py                      # everything (several minutes)
-    python tools/bench.py --only fogd,reader   # a subset: reader, fogd, sklearn, kernel, learners
+    python tools/bench.py --only fogd,reader   # a subset: reader, fogd, sklearn, kernel, learners, precision
 """
 import argparse
 import json
@@ -96,9 +96,37 @@ def bench_reader(data, repeats):
     return row
 
 
-def fogd_run(X, y, eta, seed=0, run=0, D=1000, gamma=0.5):
-    learner = ok.FOGD(n_components=D, gamma=gamma, eta=eta, loss="hinge", seed=seed + run, n_threads=1)
+def fogd_run(X, y, eta, seed=0, run=0, D=1000, gamma=0.5, precision="float64"):
+    learner = ok.FOGD(n_components=D, gamma=gamma, eta=eta, loss="hinge", seed=seed + run, n_threads=1,
+                      precision=precision)
     return ok.run_online(learner, X, y, seed=seed, run=run)
+
+
+def bench_precision(data, repeats, eta):
+    """FOGD with the default float64 feature map against the opt-in float32 one, D = 100, 1000,
+    4000 on ijcnn1 (permutation 0), the two timed alternately; medians of ``repeats``."""
+    X, y = data.load("ijcnn1", "ijcnn1.t")
+    n = X.shape[0]
+    print(f"\n### FOGD-hinge, float64 vs float32 feature map, ijcnn1 ({n:,} rows), eta = {eta}, gamma = 0.5, "
+          f"permutation 0, medians of {repeats} alternating runs\n")
+    print("| D | float64 µs / example | float32 µs / example | speed-up | mistake rate float64 / float32 (%) |")
+    print("|---:|---:|---:|---:|---:|")
+    out = []
+    for D in (100, 1000, 4000):
+        secs, rates = {"float64": [], "float32": []}, {}
+        for _ in range(repeats):
+            for p in secs:
+                r = fogd_run(X, y, eta, D=D, precision=p)
+                secs[p].append(r.seconds)
+                rates[p] = r.mistake_rate
+        us = {p: median(v) / n * 1e6 for p, v in secs.items()}
+        row = {"D": D, "us_float64": us["float64"], "us_float32": us["float32"],
+               "speedup": us["float64"] / us["float32"], "mistake_rate_float64": rates["float64"],
+               "mistake_rate_float32": rates["float32"]}
+        print(f"| {D} | {row['us_float64']:.3f} | {row['us_float32']:.3f} | {row['speedup']:.2f}x "
+              f"| {rates['float64']:.2f} / {rates['float32']:.2f} |")
+        out.append(row)
+    return out
 
 
 def bench_fogd(data, repeats, eta):
@@ -231,7 +259,7 @@ def bench_learners(data, repeats):
 
 
 SECTIONS = {"reader": bench_reader, "fogd": bench_fogd, "sklearn": bench_sklearn, "kernel": bench_kernel,
-            "learners": bench_learners}
+            "learners": bench_learners, "precision": bench_precision}
 
 
 def main(argv=None):
@@ -252,7 +280,7 @@ def main(argv=None):
         if name not in SECTIONS:
             raise SystemExit(f"bench: unknown section {name!r}")
         fn = SECTIONS[name]
-        if name in ("fogd", "sklearn"):
+        if name in ("fogd", "sklearn", "precision"):
             results[name] = fn(data, args.repeats, args.eta)
         else:
             results[name] = fn(data, args.repeats)

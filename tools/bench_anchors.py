@@ -393,7 +393,7 @@ def bench_set(key, data, args):
         if k in out["methods"]:
             e = out["methods"][k]
             at = ", ".join(f"{v:.2f} % on the first {int(p):,} rows" for p, v in e["mistake_rate_at"].items())
-            print(f"- {e['label'].split(',')[0]}: mistake rate {at}")
+            print(f"- {e['label'].split(', per example')[0]}: mistake rate {at}")
     for k, reason in out["skipped"].items():
         print(f"- {k}: {reason}")
 
