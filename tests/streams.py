@@ -1,4 +1,9 @@
 """Synthetic streams and small helpers shared by the learner tests (fixed seeds)."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 
 import onlinekern as ok
@@ -38,3 +43,17 @@ def encode(y, task):
 def online(learner, X, y, **kw):
     res = ok.run_online(learner, X, y, keep_scores=True, **kw)
     return res, np.asarray(res.scores)
+
+
+def run_at_levels(child, levels=(None, "avx2", "scalar")):
+    """Run the Python source ``child`` (which prints one JSON document) in a fresh process per SIMD
+    level (None: the machine's widest; else ONLINEKERN_SIMD=level) and return the parsed outputs."""
+    results = []
+    for level in levels:
+        env = dict(os.environ)
+        env.pop("ONLINEKERN_SIMD", None)
+        if level is not None:
+            env["ONLINEKERN_SIMD"] = level
+        out = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True)
+        results.append(json.loads(out.stdout))
+    return results

@@ -1,15 +1,12 @@
 """SupportSet's kernel row: exact distances, one set of bits for row and single values, every SIMD
 level and every storage layout change (growth, removal, replacement)."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import onlinekern as ok
+from streams import run_at_levels
 
 
 def store(n=150, d=7, seed=5, **kw):
@@ -74,14 +71,7 @@ print(json.dumps(out))
 def test_same_bits_at_every_simd_level():
     """Element-wise without FMA: scalar, AVX2 and AVX-512 agree bit for bit (150 SVs: full vector
     groups, single vectors and a scalar tail)."""
-    results = []
-    for level in (None, "avx2", "scalar"):
-        env = dict(os.environ)
-        env.pop("ONLINEKERN_SIMD", None)
-        if level is not None:
-            env["ONLINEKERN_SIMD"] = level
-        out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True)
-        results.append(json.loads(out.stdout))
+    results = run_at_levels(CHILD)
     assert results[0] == results[1] == results[2]
 
 

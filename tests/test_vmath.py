@@ -1,13 +1,10 @@
 """The dispatched math kernels: accuracy against numpy and independence from SIMD level."""
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from onlinekern._core import vmath
+from streams import run_at_levels
 
 
 @pytest.mark.parametrize("n", list(range(0, 20)) + [1000, 1003])
@@ -48,21 +45,25 @@ def test_cossin_accuracy_over_the_argument_range(scale):
         np.testing.assert_allclose(s, np.sin(b), rtol=0, atol=2.3e-16)
 
 
-def test_cossin_big_and_special_lanes_do_not_affect_neighbours():
-    """A lane outside the kernel's range (libm) never changes its neighbours' values."""
+@pytest.mark.parametrize("cossin,dtype,specials", [
+    (vmath.cossin, np.float64, (1e6, -3e9, np.inf, -np.inf, np.nan, 1e300)),
+    (vmath.cossin32, np.float32, (1e5, -3e9, np.inf, -np.inf, np.nan))])   # the float32 path's kernel
+def test_cossin_big_and_special_lanes_do_not_affect_neighbours(cossin, dtype, specials):
+    """A lane outside the kernel's range (float64 libm of the argument) never changes its
+    neighbours' values."""
     rng = np.random.default_rng(3)
-    a = rng.normal(0, 10, 64)
-    c0, s0 = vmath.cossin(a)
-    for special in (1e6, -3e9, np.inf, -np.inf, np.nan, 1e300):
+    a = rng.normal(0, 10, 64).astype(dtype)
+    c0, s0 = cossin(a)
+    for special in specials:
         b = a.copy()
         b[5::9] = special
-        c, s = vmath.cossin(b)
+        c, s = cossin(b)
         keep = np.ones(64, bool)
         keep[5::9] = False
         assert np.array_equal(c[keep], c0[keep]) and np.array_equal(s[keep], s0[keep])
         with np.errstate(invalid="ignore"):            # cos(inf) = NaN is the expected value
-            np.testing.assert_array_equal(c[~keep], np.cos(b[~keep]))
-            np.testing.assert_array_equal(s[~keep], np.sin(b[~keep]))
+            np.testing.assert_array_equal(c[~keep], np.cos(b[~keep].astype(np.float64)))
+            np.testing.assert_array_equal(s[~keep], np.sin(b[~keep].astype(np.float64)))
 
 
 def test_dot_accuracy():
@@ -115,17 +116,8 @@ print(json.dumps(out))
 """
 
 
-def run_level(level):
-    env = dict(os.environ)
-    env.pop("ONLINEKERN_SIMD", None)
-    if level is not None:
-        env["ONLINEKERN_SIMD"] = level
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
-
-
 def test_dot_is_bit_identical_at_every_simd_level():
-    results = [run_level(lv) for lv in (None, "avx2", "scalar")]
+    results = run_at_levels(CHILD)
     assert results[-1]["level"] == 0
     for r in results[:-1]:
         assert r["dot"] == results[-1]["dot"]

@@ -98,7 +98,7 @@ class FOGD(FeatureLearner):
         Predict after training with the step-averaged weights.
     precision : 'float64' or 'float32'
         Arithmetic of the feature map ('float64'). 'float32' (opt-in) keeps E as float32 and
-        computes Omega^T x and cos/sin in float32 -- about 1.4x faster at D = 1000 (BENCHMARKS.md) --
+        computes Omega^T x and cos/sin in float32 -- 1.8x faster at D = 1000 on ijcnn1 (BENCHMARKS.md) --
         while the weights, scores and updates stay float64.  Features then differ from the
         float64 ones by ~1e-7 (relative in Omega^T x), so results are close but not identical;
         both are the same bits at every SIMD level and thread count.  Meant for scaled data:
