@@ -89,6 +89,21 @@ def test_map_float32_features_match_float32_reference():
     np.testing.assert_array_equal(m.transform(Xr)[2], m.transform(Xr[2:3])[0])
 
 
+def test_map_float32_row_with_repeated_indices():
+    """A non-canonical CSR row with more entries than features goes through the projection in
+    chunks of d nonzeros; the result is the sequential float32 sum over all its entries."""
+    m = RandomFourierMap(3, 70, 0.5, seed=1, precision="float32")
+    data, ind = np.array([0.5, 0.25, 0.75, 0.5, 1.0]), np.array([0, 0, 1, 2, 2])
+    X = sp.csr_matrix((data, ind, np.array([0, 5])), shape=(1, 3))
+    assert not X.has_canonical_format and X.nnz == 5
+    E32 = m.E.astype(np.float32)
+    a = np.zeros(70, dtype=np.float32)
+    for v, i in zip(data, ind):                   # sqrt(2 gamma) = 1
+        a = a + E32[i] * np.float32(v)
+    z = np.hstack([np.cos(a.astype(np.float64)), np.sin(a.astype(np.float64))]) / np.sqrt(70)
+    np.testing.assert_allclose(m.transform(X)[0], z, rtol=0, atol=COSSIN32_ATOL / 8)
+
+
 def test_map_rejects_unknown_precision():
     with pytest.raises(ValueError, match="precision"):
         RandomFourierMap(3, 10, 1.0, precision="float16")
