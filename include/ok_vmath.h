@@ -445,7 +445,7 @@ OK_DISPATCH(void, ok_project32, (long Dp, int d, int m, const float *restrict v,
 /* cos and sin in float32: k = the nearest integer to x 2/pi, r = x - k pi/2 with pi/2 in three
  * float parts subtracted by FMA (the first step is exact for |k| < 2^17), Cephes' sinf/cosf
  * polynomials on |r| <= pi/4 and the quadrant k mod 4.  Error <= 1.2e-7 absolute against
- * cos/sin of the same float32 argument in float64 (tests/test_vmath.py).  Lanes with
+ * cos/sin of the same float32 argument in float64 (tests/test_float32.py).  Lanes with
  * |x| >= OK_SC32_LIMIT or NaN take float64 libm, lane by lane. */
 #define OK_SC32_INVPIO2 0.636619772367581343f
 #define OK_SC32_PIO2_1 1.57079637050628662109375f

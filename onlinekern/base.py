@@ -40,6 +40,7 @@ import joblib
 import numpy as np
 import scipy.sparse as sp
 
+from onlinekern._core.features import PRECISIONS
 from onlinekern._core.learner import TASK_CODES, RowData
 from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
 from onlinekern.kernels import resolve_gamma
@@ -80,8 +81,8 @@ def _seed(name, v):
 
 
 def _precision(name, v):
-    if v not in ("float64", "float32"):
-        raise ValueError(f"{name} must be 'float64' or 'float32', got {v!r}")
+    if v not in PRECISIONS:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, PRECISIONS))}, got {v!r}")
 
 
 def _gamma(name, v):

@@ -61,7 +61,7 @@ cdef class RandomFourierMap:
         if not gamma > 0:
             raise ValueError(f"gamma must be > 0, got {gamma!r}")
         if precision not in PRECISIONS:
-            raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
+            raise ValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}")
         self.d = n_features
         self.D = n_components
         self.gamma = gamma
