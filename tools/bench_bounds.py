@@ -341,10 +341,10 @@ def cases():
         ("fogd-hinge", IJ, "fogd", {"n_components": 1000, "gamma": 0.5, "eta": 1.0}, "D=1000, γ=0.5, η=1", "feature", None),
         ("fogd-logit", IJ, "fogd", {"n_components": 1000, "gamma": 0.5, "eta": 1.0}, "D=1000, γ=0.5, η=1", "feature", None),
         ("fogd-hinge", IJ, "fogd", {"n_components": 4000, "gamma": 0.5, "eta": 1.0}, "D̂=4000, γ=0.5, η=1", "feature", None),
-        ("rrf-hinge", IJ, "rrf", {"n_components": 100, "eta": 1.0, "gamma": 0.5, "eta_gamma": 0.03},
-         "D=100, η=1, g0=0.5, η_ρ=0.03", "feature", None),
-        ("rrf-logit", IJ, "rrf", {"n_components": 100, "eta": 1.0, "gamma": 0.5, "eta_gamma": 0.03},
-         "D=100, η=1, g0=0.5, η_ρ=0.03", "feature", None),
+        ("rrf-hinge", IJ, "rrf", {"n_components": 100, "eta": 1.0, "gamma": 0.5, "eta_gamma": 0.01},
+         "D=100, η=1, g0=0.5, η_ρ=0.01", "feature", None),
+        ("rrf-logit", IJ, "rrf", {"n_components": 100, "eta": 1.0, "gamma": 0.5, "eta_gamma": 0.01},
+         "D=100, η=1, g0=0.5, η_ρ=0.01", "feature", None),
         # DSG family: spec defaults (B=64, F=32, logistic, median width), first rows of ijcnn1 (the
         # model grows by one block per batch, so a pass costs O(n^2))
         ("dsg-logit", IJ, "dsg", {"store_omega": True}, "B=64, F=32, cached ω", "dsg", 20000),

@@ -8,7 +8,7 @@ median of ``--repeats`` runs, interleaved (repeat, then size, then learner) so t
 shared machine spreads over all cells; the load average is recorded with each section.
 
 D      FOGD-hinge (tools/bench.py's ``fogd_run``: gamma 0.5, eta 1) and RRF-hinge (the point
-       tools/bench_rrf.py chose on ijcnn1: eta 1, g0 0.5, eta_gamma 0.03), D in {50, ..., 4000}
+       tools/bench_rrf.py chose on ijcnn1: eta 1, g0 0.5, eta_gamma 0.01), D in {50, ..., 4000}
        (2D features), the first ``--rows-d`` rows (20,000).  Cost model O(D d) per example.
 B      Every budgeted learner (tools/bench_budget_scaling.py's ``budgeted_learners`` finds them;
        a learner not listed in ``BUDGETED`` below runs with its defaults and is reported so) at
@@ -79,8 +79,8 @@ from bench_budgeted import IJCNN1 as BUDGETED_IJCNN1, grid_for  # noqa: E402
 FULL = 141_691          # rows of ijcnn1 + ijcnn1.t
 
 # RRF-hinge at the point tools/bench_rrf.py chose on ijcnn1 (BENCHMARKS.md: eta 1, g0 0.5,
-# eta_gamma 0.03); FOGD-hinge as tools/bench.py runs it on ijcnn1 (gamma 0.5, eta 1)
-RRF_PARAMS = {"eta": 1.0, "gamma": 0.5, "eta_gamma": 0.03}
+# eta_gamma 0.01); FOGD-hinge as tools/bench.py runs it on ijcnn1 (gamma 0.5, eta 1)
+RRF_PARAMS = {"eta": 1.0, "gamma": 0.5, "eta_gamma": 0.01}
 FOGD_ETA = 1.0
 
 # The B sweep: learner -> (key of tools/bench_budgeted.py's IJCNN1 table whose settings it takes,

@@ -19,9 +19,12 @@ every per-feature frequency scale e^{rho_n} stays within a factor 1e8 of its sta
 feeds on itself: rho grows, the gradient grows, and without a bound e^{rho} overflows and the
 features become cos(inf) = NaN.  Inside the interval |a_j| <= 1e8 e^{rho_0} sum_n |x_n E_nj|, so
 scores stay finite; a width 1e8 times narrower or wider than the initial one is far outside any
-useful kernel (the IJCAI'17 grid spans 2^-8..2^8), so the bound never binds in a sane run.  A
-non-finite step (NaN) leaves rho_n unchanged.  Every clipped or refused coordinate update is
-counted in ``n_rho_clips``.
+useful kernel (the IJCAI'17 grid spans 2^-8..2^8).  A non-finite step (NaN) leaves rho_n
+unchanged.  Every clipped or refused coordinate update is counted in ``n_rho_clips``.
+The guard keeps scores finite; it does not make a too large eta_rho harmless.  One large negative
+step can push rho_n far down, and since the gradient carries e^{rho_n} the feature then stays out
+of the kernel: on ijcnn1 at eta_rho = 3e-2 (three times the paper's largest step) this happens in
+2 of 10 permutations, at 1e-2 in none (BENCHMARKS.md, RRF section).
 """
 from libc.math cimport exp, log
 from onlinekern._core.learner cimport TASK_MULTICLASS
@@ -319,7 +322,9 @@ class RRF(FeatureLearner):
 
     Overflow guard: rho_n is clipped to rho_0 +- ln(1e8) (e^{rho_n} within a factor 1e8 of
     its initial sqrt(2 g0)), so a diverging eta_gamma can never make a score NaN or infinite;
-    ``n_rho_clips_`` counts the clipped coordinate updates.
+    ``n_rho_clips_`` counts the clipped coordinate updates.  A too large eta_gamma can still
+    drive one feature's width to a useless value from which it does not return; the IJCAI'17
+    step range (up to 1e-2) is the safe one (BENCHMARKS.md).
 
     Parameters
     ----------
