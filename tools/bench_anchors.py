@@ -49,6 +49,7 @@ because the machine is shared and noisy.
     python tools/bench_anchors.py --json anchors.json                         # about 3 minutes
     python tools/bench_anchors.py --only ijcnn1 --repeats 1 --prefix 500      # quick look
     python tools/bench_anchors.py --skip libsvm,river-wide                    # leave out slow rows
+    python tools/bench_anchors.py --vw-curve 40000 --only ijcnn1              # VW vs FOGD by prefix length
 """
 import argparse
 import json
@@ -107,8 +108,8 @@ def rate(mistakes, n):
 
 # ---- onlinekern ------------------------------------------------------------------------------
 
-def make_fogd(gamma, eta, seed=SEED, precision="float64"):
-    return ok.FOGD(n_components=1000, gamma=gamma, eta=eta, loss="hinge", seed=seed, n_threads=1,
+def make_fogd(gamma, eta, seed=SEED, precision="float64", D=1000):
+    return ok.FOGD(n_components=D, gamma=gamma, eta=eta, loss="hinge", seed=seed, n_threads=1,
                    precision=precision)
 
 
@@ -213,7 +214,9 @@ def vw_lines(Xp, yp, m):
     return out
 
 
-def vw_rows(lines, yp, gamma, l2):
+def vw_rows(lines, yp, gamma, l2, points=()):
+    """VW over ``lines``: (seconds, mistake rate), and with ``points`` also {p: (mistakes, seconds)}
+    after the first p rows of the same pass."""
     vw = need("vowpalwabbit")
     args = f"--ksvm --kernel rbf --bandwidth {gamma!r} --l2 {l2!r} --noconstant --quiet"
     try:
@@ -222,16 +225,18 @@ def vw_rows(lines, yp, gamma, l2):
         raise Skip(f"skipped: vowpalwabbit refused '{args}': {e}") from None
     try:
         exs = [ws.parse(line) for line in lines]          # parsing is loading: not timed
-        mistakes = 0
+        mistakes, at, points = 0, {}, set(points)
         t = time.perf_counter()
-        for ex, lab in zip(exs, yp[:len(lines)]):
+        for i, (ex, lab) in enumerate(zip(exs, yp[:len(lines)]), 1):
             ws.learn(ex)                                  # predicts (into ex), then learns
             mistakes += ex.get_simplelabel_prediction() * lab <= 0
             ws.finish_example(ex)
+            if i in points:
+                at[i] = (int(mistakes), time.perf_counter() - t)
         sec = time.perf_counter() - t
     finally:
         ws.finish()
-    return sec, rate(mistakes, len(lines))
+    return (sec, rate(mistakes, len(lines))) + ((at,) if points else ())
 
 
 # ---- LIBSVM ----------------------------------------------------------------------------------
@@ -249,11 +254,7 @@ def libsvm_batch(Xtr, ytr, Xte, yte, gamma, C):
 # ---- one data set ----------------------------------------------------------------------------
 
 def bench_set(key, data, args):
-    spec = SETS[key]
-    X, y = data.load(*spec["files"])
-    if spec["scale"]:
-        X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
-    X = X.tocsr()
+    spec, X, y = load_set(key, data)
     n, d = X.shape
     gamma = spec["gamma"]
     order = permutation(SEED, RUN, n)
@@ -435,6 +436,61 @@ def bench_set(key, data, args):
 
 
 FOGDS = {"fogd": "FOGD (float64, the default)", "fogd32": "FOGD with precision=float32"}
+WIDE_D = (4000, 16000)
+CURVE_POINTS = (2000, 5000, 10000, 20000, 30000, 40000, 60000, 80000, 100000)
+
+
+def load_set(key, data):
+    spec = SETS[key]
+    X, y = data.load(*spec["files"])
+    if spec["scale"]:
+        X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
+    return spec, X.tocsr(), y
+
+
+def vw_curve(key, data, args):
+    """VW against FOGD on growing prefixes of one pass (``--vw-curve ROWS``): VW's mistake rate and
+    its cost per example averaged over the first p rows, beside FOGD's mistake rate on the same
+    rows, for every p of CURVE_POINTS up to ROWS.  VW's --l2 and FOGD's eta are chosen as in the
+    main table.  VW runs once (its cost grows from tens of microseconds to milliseconds per
+    example, far beyond the machine's noise); FOGD's cost is the median of ``--repeats`` whole
+    passes, as in the main table."""
+    spec, X, y = load_set(key, data)
+    n = X.shape[0]
+    gamma = spec["gamma"]
+    order = permutation(SEED, RUN, n)
+    Xp, yp = X[order], y[order]
+    P, N = min(args.prefix, n), min(args.vw_curve, n)
+    points = sorted({p for p in CURVE_POINTS if p < N} | {N})
+    fogd_p = spec["fogd"] or tune_ok(lambda eta: make_fogd(gamma, eta), [{"eta": e} for e in OK_FOGD_ETA], Xp, yp)[0]
+    lines = vw_lines(Xp, yp, max(P, N))
+    vw_l2 = min((vw_rows(lines[:P], yp, gamma, l2)[1], l2) for l2 in VW_L2)[1]
+    print(f"\n### {spec['label']}: VW --ksvm (--l2 {vw_l2:g}) against FOGD (eta = {fogd_p['eta']:g}) "
+          f"on growing prefixes of permutation 0 of seed 0\n", flush=True)
+    _, _, vw_at = vw_rows(lines[:N], yp, gamma, vw_l2, points)
+    fogd = {}
+    for f, prec in (("fogd", "float64"), ("fogd32", "float32")):
+        runs = [run_ok(make_fogd(gamma, precision=prec, **fogd_p), X, y, order, points) for _ in range(args.repeats)]
+        fogd[f] = (median([r[0] for r in runs]) / n * 1e6, runs[0][2])
+    # does a wider map close the accuracy gap? (mistake rates only; float32 keeps D = 16000 cheap)
+    wide = {D: run_ok(make_fogd(gamma, precision="float32", D=D, **fogd_p), X, y, order, points)[2] for D in WIDE_D}
+    out = {"vw_l2": vw_l2, "fogd_params": fogd_p, "fogd_us": {f: v[0] for f, v in fogd.items()}, "points": []}
+    print("| first rows | VW mistake rate (%) | FOGD float64 / float32 on the same rows (%) | VW µs / example "
+          "(mean over the rows) | speed-up of FOGD float64 / float32 | ≥ 200× at an equal or better rate "
+          "| FOGD float32 at D = " + " / ".join(f"{D:,}" for D in WIDE_D) + " (%) |")
+    print("|---:|---:|---:|---:|---:|---|---:|")
+    for p in points:
+        m, sec = vw_at[p]
+        vw_rate, vw_us = rate(m, p), sec / p * 1e6
+        r64, r32 = fogd["fogd"][1][p], fogd["fogd32"][1][p]
+        x64, x32 = vw_us / fogd["fogd"][0], vw_us / fogd["fogd32"][0]
+        holds = [f for f, x, r in (("float64", x64, r64), ("float32", x32, r32)) if x >= 200 and r <= vw_rate]
+        out["points"].append({"rows": p, "vw_rate": vw_rate, "vw_us": vw_us, "fogd_rate": r64, "fogd32_rate": r32,
+                              "speedup_fogd": x64, "speedup_fogd32": x32, "holds_for": holds,
+                              "fogd32_rate_at_D": {str(D): wide[D][p] for D in WIDE_D}})
+        print(f"| {p:,} | {vw_rate:.2f} | {r64:.2f} / {r32:.2f} | {vw_us:,.1f} | {x64:,.0f}× / {x32:,.0f}× "
+              f"| {', '.join(holds) or 'no'} | {' / '.join(f'{wide[D][p]:.2f}' for D in WIDE_D)} |", flush=True)
+    return out
 
 
 def verdicts(m, fogd="fogd"):
@@ -470,6 +526,9 @@ def main(argv=None):
                     help="rows for river with the literal n_components = 1000 per feature (200)")
     ap.add_argument("--vw-long-prefix", type=int, default=10000,
                     help="rows for a second VW row: its cost per example grows with its support vectors (10000)")
+    ap.add_argument("--vw-curve", type=int, metavar="ROWS",
+                    help="instead of the tables: VW against FOGD on growing prefixes up to ROWS rows "
+                         "(mistake rates and VW's cost per example at each; 40000 takes about 3 minutes on ijcnn1)")
     ap.add_argument("--libsvm-C", type=float, default=10.0, help="C of the LIBSVM reference (10)")
     ap.add_argument("--libsvm-max-train", type=int, default=20000, help="cap on cod-rna's LIBSVM training rows")
     ap.add_argument("--only", default="ijcnn1,codrna", help="data sets: ijcnn1, codrna")
@@ -510,7 +569,7 @@ def main(argv=None):
             key = key.strip()
             if key not in SETS:
                 raise SystemExit(f"bench_anchors: unknown data set {key!r} (ijcnn1, codrna)")
-            results["sets"][key] = bench_set(key, data, args)
+            results["sets"][key] = vw_curve(key, data, args) if args.vw_curve else bench_set(key, data, args)
     finally:
         shutil.rmtree(data.tmp, ignore_errors=True)       # the decompressed copies
     results["wall_seconds"] = time.perf_counter() - t0
