@@ -239,6 +239,14 @@ def vw_rows(lines, yp, gamma, l2, points=()):
     return (sec, rate(mistakes, len(lines))) + ((at,) if points else ())
 
 
+def tune_vw(lines, yp, gamma):
+    """VW's --l2 by the mistake rate of one pass over ``lines`` (the prefix it is scored on):
+    (best l2, its rate, [(rate, l2) for every candidate])."""
+    scored = [(vw_rows(lines, yp, gamma, l2)[1], l2) for l2 in VW_L2]
+    r, l2 = min(scored)
+    return l2, r, scored
+
+
 # ---- LIBSVM ----------------------------------------------------------------------------------
 
 def libsvm_batch(Xtr, ytr, Xte, yte, gamma, C):
@@ -328,8 +336,7 @@ def bench_set(key, data, args):
 
     try:
         lines = vw_lines(Xp, yp, max(P, Pv))
-        scored = [(vw_rows(lines[:P], yp, gamma, l2)[1], l2) for l2 in VW_L2]
-        r, vw_l2 = min(scored)
+        vw_l2, r, scored = tune_vw(lines[:P], yp, gamma)
         out["chosen"]["vw"] = {"l2": vw_l2, "tune_rate": r, "candidates": {str(c): s for s, c in scored},
                                "how": "the prefix itself"}
         methods["vw"] = (f"Vowpal Wabbit --ksvm --kernel rbf (--l2 {vw_l2:g}), per example", P,
@@ -464,7 +471,7 @@ def vw_curve(key, data, args):
     points = sorted({p for p in CURVE_POINTS if p < N} | {N})
     fogd_p = spec["fogd"] or tune_ok(lambda eta: make_fogd(gamma, eta), [{"eta": e} for e in OK_FOGD_ETA], Xp, yp)[0]
     lines = vw_lines(Xp, yp, max(P, N))
-    vw_l2 = min((vw_rows(lines[:P], yp, gamma, l2)[1], l2) for l2 in VW_L2)[1]
+    vw_l2 = tune_vw(lines[:P], yp, gamma)[0]
     print(f"\n### {spec['label']}: VW --ksvm (--l2 {vw_l2:g}) against FOGD (eta = {fogd_p['eta']:g}) "
           f"on growing prefixes of permutation 0 of seed 0\n", flush=True)
     _, _, vw_at = vw_rows(lines[:N], yp, gamma, vw_l2, points)
