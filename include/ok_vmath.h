@@ -78,8 +78,18 @@ static int ok_simd_level(void) {
     __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { __VA_ARGS__ }       \
     __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { __VA_ARGS__ }      \
     OK_DISPATCH(RET, NAME, PARAMS, ARGS)
+/* The same with a body written for one vector width: BODY A0, BODY A1 and BODY A2 are the
+ * scalar-level, AVX2 and AVX-512 bodies, each Ak the parenthesised arguments (vector types and
+ * width) of the level's own registers -- GCC lowers a generic vector wider than the target's
+ * registers through the stack. */
+#define OK_MULTI_W(RET, NAME, PARAMS, ARGS, BODY, A0, A1, A2)                                 \
+    static RET NAME##_base_ PARAMS { BODY A0 }                                                \
+    __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { BODY A1 }           \
+    __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { BODY A2 }          \
+    OK_DISPATCH(RET, NAME, PARAMS, ARGS)
 #else
 #define OK_MULTI(RET, NAME, PARAMS, ARGS, ...) static RET NAME PARAMS { __VA_ARGS__ }
+#define OK_MULTI_W(RET, NAME, PARAMS, ARGS, BODY, A0, A1, A2) static RET NAME PARAMS { BODY A0 }
 #endif
 
 /* 1 if exp (libmvec found) and cos/sin (the kernel below) are vectorised: level > 0. */
@@ -216,18 +226,9 @@ typedef double ok_v2d_ __attribute__((vector_size(16)));
             for (t = 0; t < rem; t++) a[j + t] = s_[t];                                       \
         }                                                                                     \
     }
-static void ok_project_base_(int D, int m, const double *restrict v, const int *restrict idx,
-                             const double *restrict E, double *restrict a) { OK_PROJECT_BODY(ok_v2d_, 2) }
-#ifdef OK_X86
-__attribute__((target("avx2,fma"))) static void ok_project_avx2_(int D, int m, const double *restrict v,
-        const int *restrict idx, const double *restrict E, double *restrict a) { OK_PROJECT_BODY(ok_v4d_, 4) }
-__attribute__((target("avx512f"))) static void ok_project_avx512_(int D, int m, const double *restrict v,
-        const int *restrict idx, const double *restrict E, double *restrict a) { OK_PROJECT_BODY(ok_v8d_, 8) }
-OK_DISPATCH(void, ok_project, (int D, int m, const double *restrict v, const int *restrict idx,
-                               const double *restrict E, double *restrict a), (D, m, v, idx, E, a))
-#else
-#define ok_project ok_project_base_
-#endif
+OK_MULTI_W(void, ok_project, (int D, int m, const double *restrict v, const int *restrict idx,
+                              const double *restrict E, double *restrict a), (D, m, v, idx, E, a),
+           OK_PROJECT_BODY, (ok_v2d_, 2), (ok_v4d_, 4), (ok_v8d_, 8))
 
 /* ---- cos/sin/exp over arrays ------------------------------------------------------------ */
 
@@ -429,18 +430,9 @@ typedef float ok_v4f_ __attribute__((vector_size(16)));
             memcpy(a + j + h + 3 * W, &a3, sizeof a3);                                        \
         }                                                                                     \
     }
-static void ok_project32_base_(long Dp, int d, int m, const float *restrict v, const int *restrict idx,
-                               const float *restrict Et, float *restrict a, int init) { OK_PROJECT32_BODY(ok_v4f_, 4) }
-#ifdef OK_X86
-__attribute__((target("avx2,fma"))) static void ok_project32_avx2_(long Dp, int d, int m, const float *restrict v,
-        const int *restrict idx, const float *restrict Et, float *restrict a, int init) { OK_PROJECT32_BODY(ok_v8f_, 8) }
-__attribute__((target("avx512f"))) static void ok_project32_avx512_(long Dp, int d, int m, const float *restrict v,
-        const int *restrict idx, const float *restrict Et, float *restrict a, int init) { OK_PROJECT32_BODY(ok_v16f_, 16) }
-OK_DISPATCH(void, ok_project32, (long Dp, int d, int m, const float *restrict v, const int *restrict idx,
-                                 const float *restrict Et, float *restrict a, int init), (Dp, d, m, v, idx, Et, a, init))
-#else
-#define ok_project32 ok_project32_base_
-#endif
+OK_MULTI_W(void, ok_project32, (long Dp, int d, int m, const float *restrict v, const int *restrict idx,
+                                const float *restrict Et, float *restrict a, int init), (Dp, d, m, v, idx, Et, a, init),
+           OK_PROJECT32_BODY, (ok_v4f_, 4), (ok_v8f_, 8), (ok_v16f_, 16))
 
 /* cos and sin in float32: k = the nearest integer to x 2/pi, r = x - k pi/2 with pi/2 in three
  * float parts subtracted by FMA (the first step is exact for |k| < 2^17), Cephes' sinf/cosf

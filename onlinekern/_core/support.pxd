@@ -27,18 +27,12 @@ cdef extern from *:
 
     /* OKSV_MULTI_W(ret, name, (params), (args), BODY): BODY(VD, VL, W) is a macro written for
      * vectors of W doubles (VD) and W 64-bit integers (VL); each level gets it at its own
-     * register width (W = 8 at AVX-512, 4 at AVX2, 2 at SSE2).  GCC lowers a generic vector wider
-     * than the target's registers through the stack, which made the 8-lane bodies several times
-     * slower at AVX2 than plain loops.  The bodies below give results that do not depend on W. */
-    #ifdef OK_X86
+     * register width (W = 8 at AVX-512, 4 at AVX2, 2 at SSE2) through ok_vmath.h's OK_MULTI_W.
+     * GCC lowers a generic vector wider than the target's registers through the stack, which
+     * made the 8-lane bodies several times slower at AVX2 than plain loops.  The bodies below
+     * give results that do not depend on W. */
     #define OKSV_MULTI_W(RET, NAME, PARAMS, ARGS, BODY)                                          \
-        static RET NAME##_base_ PARAMS { BODY(okv2d, okv2l, 2) }                                 \
-        __attribute__((target("avx2,fma"))) static RET NAME##_avx2_ PARAMS { BODY(okv4d, okv4l, 4) } \
-        __attribute__((target("avx512f"))) static RET NAME##_avx512_ PARAMS { BODY(okv8d, okv8l, 8) } \
-        OK_DISPATCH(RET, NAME, PARAMS, ARGS)
-    #else
-    #define OKSV_MULTI_W(RET, NAME, PARAMS, ARGS, BODY) static RET NAME PARAMS { BODY(okv2d, okv2l, 2) }
-    #endif
+        OK_MULTI_W(RET, NAME, PARAMS, ARGS, BODY, (okv2d, okv2l, 2), (okv4d, okv4l, 4), (okv8d, okv8l, 8))
 
     /* Any lane of a mask set (shuffle-or steps instead of lane extractions). */
     #if defined(__clang__) || __GNUC__ >= 12
