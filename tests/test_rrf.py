@@ -462,3 +462,64 @@ def test_duplicate_indices_in_csr():
     _, a = online(ok.RRF(**p), Xs, y)
     _, b = online(ok.RRF(**p), Xd, y)
     np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-13)
+
+
+# --- the tuning of tools/bench_rrf.py: exact ties on the mistake rate are broken by the loss ------
+
+def _bench_rrf():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / "bench_rrf.py"
+    spec = importlib.util.spec_from_file_location("bench_rrf", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("task,loss", [c for c in CASES if c[0] != "regression"] + [("regression", "squared")])
+def test_bench_mean_loss_is_the_numpy_loss_of_the_pre_update_scores(task, loss):
+    br = _bench_rrf()
+    X, y = make_data(task, T=150)
+    classes = None if task == "regression" else np.unique(y)
+    learner = ok.RRF(n_components=16, loss=loss, eta=0.5, eta_gamma=0.01, seed=3, n_threads=1)
+    res = ok.run_online(learner, X, y, seed=4, run=2, checkpoints=None, classes=classes, keep_scores=True)
+    f, yo = np.asarray(res.scores), y[res.order]
+    if task == "multiclass":                   # Crammer-Singer margin m = f_y - max_{c != y} f_c
+        col = np.searchsorted(classes, yo)
+        fy = f[np.arange(len(yo)), col]
+        other = f.copy()
+        other[np.arange(len(yo)), col] = -np.inf
+        m = fy - other.max(axis=1)
+        want = np.maximum(0, 1 - m) if loss == "hinge" else np.logaddexp(0, -m)
+    elif task == "binary":
+        z = np.where(yo == classes[1], 1.0, -1.0) * f
+        want = np.maximum(0, 1 - z) if loss == "hinge" else np.logaddexp(0, -z)
+    else:
+        want = 0.5 * (f - yo) ** 2
+    assert br.mean_loss(learner, res, y, classes) == pytest.approx(want.mean(), rel=1e-12)
+
+
+def test_bench_tuning_breaks_exact_mistake_ties_by_the_loss_not_by_grid_order():
+    # With w0 = 0 and steps this small every hinge step is taken, so FOGD's scores are exactly
+    # proportional to eta: the same signs, the same mistakes, different losses.
+    br = _bench_rrf()
+    X, y = make_data("binary", T=300)
+    classes = np.unique(y)
+    make = lambda seed, **p: ok.FOGD(n_components=16, loss="hinge", seed=seed, n_threads=1, **p)
+    small, large = {"eta": 1e-6, "gamma": 0.5}, {"eta": 3e-6, "gamma": 0.5}
+    results = {}
+    for order in ([small, large], [large, small]):
+        best, err, loss = br.tune(make, X, y, order, seed=0, classes=classes)
+        results[tuple(p["eta"] for p in order)] = (best["eta"], err, loss)
+    (b1, e1, l1), (b2, e2, l2) = results.values()
+    assert b1 == b2 and e1 == e2 and l1 == l2             # the choice does not depend on the order
+    n = X.shape[0]
+    sub = np.sort(ok.seeding.rng(0, ok.seeding.PERMUTATION, br.TUNE_RUN).permutation(n)[: n // 10])
+    per = {}
+    for p in (small, large):
+        r = ok.run_online(make(seed=0, **p), X[sub], y[sub], seed=0, run=br.TUNE_RUN, checkpoints=None,
+                          classes=classes, keep_scores=True)
+        per[p["eta"]] = (r.error, np.maximum(0, 1 - np.where(y[sub][r.order] == classes[1], 1, -1)
+                                             * np.asarray(r.scores)).mean())
+    assert per[1e-6][0] == per[3e-6][0]                   # an exact tie on the mistake rate
+    assert b1 == min(per, key=lambda k: per[k][1])        # broken by the lower mean hinge loss
