@@ -9,6 +9,17 @@ import numpy as np
 import onlinekern as ok
 
 
+def load_tool(name):
+    """The module tools/<name>.py (tools/ is not a package), for tests of a benchmark's own logic."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def make_X(T, d, seed, sparsity=0.4):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T, d))

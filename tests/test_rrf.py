@@ -12,7 +12,7 @@ from onlinekern.learners.rrf import RHO_RANGE, RRFCore
 
 import reference as ref
 import reference_rrf as rref
-from streams import encode, make_X, online
+from streams import encode, load_tool, make_X, online
 
 # vectorised cos/sin differ from numpy's by a few ulp; 200 coupled (w, rho) updates amplify that
 RTOL, ATOL = 1e-9, 1e-11
@@ -466,19 +466,9 @@ def test_duplicate_indices_in_csr():
 
 # --- the tuning of tools/bench_rrf.py: exact ties on the mistake rate are broken by the loss ------
 
-def _bench_rrf():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "tools" / "bench_rrf.py"
-    spec = importlib.util.spec_from_file_location("bench_rrf", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("task,loss", [c for c in CASES if c[0] != "regression"] + [("regression", "squared")])
 def test_bench_mean_loss_is_the_numpy_loss_of_the_pre_update_scores(task, loss):
-    br = _bench_rrf()
+    br = load_tool("bench_rrf")
     X, y = make_data(task, T=150)
     classes = None if task == "regression" else np.unique(y)
     learner = ok.RRF(n_components=16, loss=loss, eta=0.5, eta_gamma=0.01, seed=3, n_threads=1)
@@ -502,7 +492,7 @@ def test_bench_mean_loss_is_the_numpy_loss_of_the_pre_update_scores(task, loss):
 def test_bench_tuning_breaks_exact_mistake_ties_by_the_loss_not_by_grid_order():
     # With w0 = 0 and steps this small every hinge step is taken, so FOGD's scores are exactly
     # proportional to eta: the same signs, the same mistakes, different losses.
-    br = _bench_rrf()
+    br = load_tool("bench_rrf")
     X, y = make_data("binary", T=300)
     classes = np.unique(y)
     make = lambda seed, **p: ok.FOGD(n_components=16, loss="hinge", seed=seed, n_threads=1, **p)

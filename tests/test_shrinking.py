@@ -11,6 +11,7 @@ import onlinekern as ok
 from onlinekern.train import main
 
 import reference_shrinking as ref
+from streams import load_tool
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -370,23 +371,13 @@ def test_seeds():
 
 # --- the ICML'17 Section 6 experiment (tools/shrinking_experiment.py) ------------------------------
 
-def _experiment():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "tools" / "shrinking_experiment.py"
-    spec = importlib.util.spec_from_file_location("shrinking_experiment", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("schedule", ["const", "sqrt", "inv"])
 def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
     # The regret of eq. (7) (Theorem 1) sums l_t(f_t) = 1/2 (<f_t, Phi(x_t)> - y_t)^2, the loss of
     # the function f_t, not of the estimate E_t; the tool once reported only the latter.  Here the
     # tool's exact column must be sum_{i<t} alpha_i x_i^T x_t (no shrink: B_n huge), its E_t column
     # the learner's own pre-update scores, and alpha_t = eta_t (y_t - E_t) with the scheduled step.
-    se = _experiment()
+    se = load_tool("shrinking_experiment")
     X, y, Xt, yt = se.make_data(40, 60, 20, 5, "coordinate", 0.5, seed=1)
     eta, m = 0.5, 8
     f, fx, ft, ft_m, info = se.shrinking(X, y, Xt, m, eta, schedule, 1e9, "coordinate", 2, 0.5, 4000)
