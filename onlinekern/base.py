@@ -43,7 +43,8 @@ import scipy.sparse as sp
 from onlinekern._core.features import PRECISIONS
 from onlinekern._core.learner import TASK_CODES, RowData
 from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
-from onlinekern.kernels import resolve_gamma
+from onlinekern.kernels import resolve_gamma, scale_features, width_candidates
+from onlinekern.selection import select_width
 from onlinekern.seeding import check_seed
 
 
@@ -86,9 +87,26 @@ def _precision(name, v):
 
 
 def _gamma(name, v):
-    if v is None or (isinstance(v, str) and v.strip().lower() == "median"):
+    if v is None or (isinstance(v, str) and v.strip().lower() in ("median", AUTO)):
         return
     resolve_gamma(v, None)
+
+
+def _preset(name, v):
+    if v not in PRESETS:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, PRESETS))}, got {v!r}")
+
+
+AUTO = "auto"
+#: ``preset="auto"``: the product defaults, resolved on the first data (scale-free kernel width,
+#: regression targets standardised online, per-learner rules); ``preset="paper"``: every
+#: parameter left at ``"auto"`` takes the papers' value (ALGORITHMS.md's defaults tables).
+PRESETS = ("auto", "paper")
+
+
+def is_auto(value):
+    """Whether a hyper-parameter value is the adaptive default ``"auto"``."""
+    return isinstance(value, str) and value.strip().lower() == AUTO
 
 
 # Checks by parameter name, shared by every learner that has the parameter.
@@ -108,6 +126,7 @@ PARAM_CHECKS = {
     "horizon": _positive_int,            # None only where the learner's default is None
     "eta_linear": _positive,
     "precision": _precision,
+    "preset": _preset,
 }
 
 
@@ -123,6 +142,8 @@ class OnlineLearner:
     summary = ""                 # one line for --list
     paper = ""                   # reference for --list and the docstring
     size_name = "SVs"            # what model_size counts
+    #: The papers' value of every parameter whose default is ``"auto"`` (``preset="paper"``).
+    paper_defaults = {"gamma": None}
 
     # ---- hyper-parameters --------------------------------------------------------------
     @classmethod
@@ -154,6 +175,8 @@ class OnlineLearner:
             check = PARAM_CHECKS.get(name)
             if value is None and defaults.get(name, 0) is None:
                 continue                 # None is this learner's own default ("none"/"automatic")
+            if is_auto(value) and name in self.paper_defaults:
+                continue                 # resolved on the first data (resolve_params)
             if check is not None:
                 check(name, value)
         if "loss" in self._get_param_names():
@@ -295,17 +318,133 @@ class OnlineLearner:
                              f"(multiclass losses: {', '.join(MULTICLASS_LOSSES)})")
         self.task_ = task
         n_outputs = len(self.classes_) if task == "multiclass" else 1
-        gamma = None
-        if "gamma" in self._get_param_names():
-            gamma = resolve_gamma(self.gamma, X, getattr(self, "seed", 0), getattr(self, "median_scale", 1.0))
-            self.gamma_ = gamma
-        if "horizon" in self._get_param_names():
+        names = self._get_param_names()
+        if "horizon" in names:
             self.horizon_ = self.horizon if self.horizon is not None else n_stream
         self.n_features_in_ = n_features
-        self.core_ = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma, X)
+        self.resolve_params(X, y, task, n_outputs, n_stream)
+        kernels = [(None, None)]
+        if "gamma" in names:
+            seed, scale = getattr(self, "seed", 0), getattr(self, "median_scale", 1.0)
+            if not is_auto(self.gamma):
+                kernels = [(None, resolve_gamma(self.gamma, X, seed, scale))]
+            elif self.preset_ == "paper":
+                kernels = [(None, resolve_gamma(self.paper_defaults["gamma"], X, seed, scale))]
+            else:
+                kernels = width_candidates(X, seed, scale)
+        cores = []
+        for s, gamma in kernels:
+            core = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma,
+                                   X if s is None else scale_features(X, s))
+            core.target_norm = task == "regression" and self.preset_ == "auto"
+            cores.append((s, gamma, core))
+        s, gamma, self.core_ = cores[0]
+        if gamma is not None:
+            self.gamma_ = gamma
+        if s is not None:
+            self.feature_scale_ = s
+        if len(cores) > 1:
+            self.__dict__["_pending_widths"] = cores      # chosen by the first pass (run_core)
+
+    @property
+    def preset_(self):
+        """The preset in force: the ``preset`` parameter, or "paper" for a learner without one."""
+        return getattr(self, "preset", "paper")
+
+    def resolve_params(self, X, y, task, n_outputs, n_stream):
+        """Resolve every parameter left at ``"auto"`` (gamma excepted) on the first data.
+
+        Under ``preset="paper"`` each takes :attr:`paper_defaults`; under ``preset="auto"`` the
+        learner's :meth:`auto_value` rule.  Each resolved value is kept as a fitted attribute named
+        after the parameter with a trailing underscore (``eta_``, ...); :meth:`param_value` reads the value
+        in force for any parameter.
+
+        Parameters
+        ----------
+        X : array or sparse matrix
+            The first rows seen (features already multiplied by ``feature_scale_`` if any).
+        y : array
+            Their labels or targets (raw).  Rules may use the number of classes, never the labels'
+            values for the examples about to be predicted.
+        task : {'binary', 'multiclass', 'regression'}
+        n_outputs : int
+        n_stream : int or None
+            Length of the stream when known (fit, run_online, the CLI).
+        """
+        resolved = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if name == "gamma" or not is_auto(value) or name not in self.paper_defaults:
+                continue
+            if self.preset_ == "paper":
+                resolved[name] = self.paper_defaults[name]
+            else:
+                resolved[name] = self.auto_value(name, X, task, n_outputs, n_stream)
+            setattr(self, name + "_", resolved[name])
+        self.resolved_params_ = resolved
+
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """The product default of parameter ``name`` (learners override; default: the papers' value).
+
+        Parameters
+        ----------
+        name : str
+        X : array or sparse matrix (first rows, scaled as the model sees them)
+        task : str
+        n_outputs : int
+        n_stream : int or None
+
+        Returns
+        -------
+        The value to use.
+        """
+        return self.paper_defaults[name]
+
+    def param_value(self, name):
+        """The value in force of hyper-parameter ``name``: resolved if it was ``"auto"``."""
+        resolved = self.__dict__.get("resolved_params_", {})
+        return resolved[name] if name in resolved else getattr(self, name)
+
+    def run_core(self, X, y, order=None, checkpoints=None, scores=None, callback=None):
+        """One pass of the compiled core over validated X and encoded y (``LearnerCore.run``).
+
+        The first pass after ``_initialize`` with ``gamma="auto"`` first lets the candidate kernels
+        compete on its first examples (:func:`onlinekern.selection.select_width`); every pass
+        applies ``feature_scale_``.  Arguments and result as ``LearnerCore.run``.
+        """
+        pending = self.__dict__.pop("_pending_widths", None)
+        if pending is None:
+            return self.core_.run(self.row_data(X), y, order, checkpoints, scores, callback)
+        return select_width(self, pending, X, y, order, checkpoints, scores, callback)
+
+    def chosen_params(self):
+        """What the adaptive defaults chose on the first data, as a JSON-ready dict.
+
+        ``gamma`` (the width in force), ``feature_scale`` ("per-feature ranges" when
+        ``feature_scale_`` is set), every parameter resolved from ``"auto"``, and for regression under
+        the product preset the targets' running ``target_mean`` and ``target_std``.
+        """
+        self._check_fitted()
+        out = {"preset": self.preset_}
+        if "gamma_" in self.__dict__:
+            out["gamma"] = float(self.gamma_)
+        if "feature_scale_" in self.__dict__:
+            out["feature_scale"] = "per-feature ranges"
+        out.update({k: (float(v) if isinstance(v, (float, np.floating)) else v)
+                    for k, v in self.__dict__.get("resolved_params_", {}).items()})
+        if self.task_ == "regression" and self.core_.target_norm:
+            out["target_mean"] = float(self.core_.target_location)
+            out["target_std"] = float(self.core_.target_scale)
+        return out
+
+    def row_data(self, X):
+        """X (validated) as the compiled core reads it: a RowData, with ``feature_scale_`` applied."""
+        s = self.__dict__.get("feature_scale_")
+        return RowData(X if s is None else scale_features(X, s), self.n_features_in_)
 
     def _reset(self):
-        for attr in ("core_", "classes_", "task_", "gamma_", "horizon_", "n_features_in_", "feature_names_in_"):
+        # every fitted attribute (scikit-learn's convention: a trailing underscore, no leading one)
+        for attr in [k for k in self.__dict__ if k.endswith("_") and not k.startswith("_")]:
             self.__dict__.pop(attr, None)
 
     def _check_fitted(self):
@@ -351,18 +490,17 @@ class OnlineLearner:
     def _learn(self, X, y):
         """One pass of the core over validated X and y (an initialised model)."""
         self.core_.set_threads(self._n_threads())
-        rows = RowData(X, self.n_features_in_)
-        if rows.n_rows != len(y):
+        if X.shape[0] != len(y):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: "
-                             f"X has {rows.n_rows} rows but y has {len(y)} labels")
-        with self._pass_context(rows.n_rows):
-            self.core_.run(rows, self._encode_y(y))
+                             f"X has {X.shape[0]} rows but y has {len(y)} labels")
+        with self._pass_context(X.shape[0]):
+            self.run_core(X, self._encode_y(y))
         return self
 
     def decision_function(self, X):
         """Scores f(x): shape (n,) for binary and regression, (n, C) for multiclass."""
         self._check_fitted()
-        rows = RowData(self._validate_X(X, reset=False), self.n_features_in_)
+        rows = self.row_data(self._validate_X(X, reset=False))
         self.core_.set_threads(self._n_threads())
         out = self.core_.decision_function(rows)
         return out[:, 0] if out.shape[1] == 1 else out

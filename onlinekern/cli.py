@@ -89,11 +89,12 @@ def parse_optional_int(text):
 
 
 def parse_gamma(text):
-    """A positive number, ``median`` (median heuristic), or ``none``/``auto`` (1/n_features)."""
+    """A positive number, ``auto`` (the scale-free default), ``median`` (median heuristic), or
+    ``none`` (1/n_features)."""
     key = text.strip().lower()
-    if key == "median":
-        return "median"
-    if key in _NONE_WORDS:
+    if key in ("median", "auto"):
+        return key
+    if key in ("none", "default"):
         return None
     try:
         return float(text)
@@ -166,8 +167,11 @@ class ParamSpec:
 # parameter name -> ParamSpec.  Names not listed here still get an option (generic fallback).
 PARAMS = {
     "gamma": ParamSpec("-g", (), "kernel width g of exp(-g ||x - x'||^2): a positive number, "
+                       "'auto' (features divided by their ranges, then g = 1/median squared distance), "
                        "'median' (median heuristic) or 'none' (1/n_features)", parse_gamma, "G",
                        "1/n_features"),
+    "preset": ParamSpec(None, (), "'auto' (the product defaults, fitted to the data) or 'paper' (the "
+                        "papers' settings for every parameter left at 'auto')", parse_str, "NAME"),
     "eta": ParamSpec("-e", (), "step size (learning rate)", parse_float, "ETA"),
     "lam": ParamSpec(None, ("--lambda",), "L2 regularisation lambda (OGD-style learners shrink by "
                      "1 - eta*lambda per step, Pegasos-style ones use steps 1/(lambda*t): see -a NAME --help)",
@@ -346,7 +350,17 @@ def learner_options(classes=None):
     for opt in table.values():
         if opt.parse is None:
             opt.parse = _infer_parser(list(opt.defaults.values()))
+        elif opt.parse is not FLAG and any(isinstance(d, str) and d == "auto" for d in opt.defaults.values()):
+            opt.parse = _or_auto(opt.parse)
     return table
+
+
+def _or_auto(parse):
+    """``parse``, letting the word ``auto`` through (a parameter whose default adapts to the data)."""
+    def parse_or_auto(text):
+        return "auto" if text.strip().lower() == "auto" else parse(text)
+    parse_or_auto.__doc__ = parse.__doc__
+    return parse_or_auto
 
 
 def format_value(value, none_means="none"):

@@ -1,4 +1,11 @@
-"""Kernel-width helpers shared by every learner (ALGORITHMS.md §1.3–1.4)."""
+"""Kernel-width helpers shared by every learner (ALGORITHMS.md §1.3–1.4).
+
+``gamma="auto"`` (the product default) chooses among the kernels of :func:`width_candidates` --
+multiples of the median-heuristic width, with and without each feature divided by its range
+(:func:`feature_scale`, :func:`scale_features`) -- online on the first examples
+(:mod:`onlinekern.selection`).  The papers' widths (1/d, or a number tuned on data min-max scaled
+to [0, 1]) stay reachable through ``preset="paper"`` or an explicit ``gamma``.
+"""
 import numbers
 
 import numpy as np
@@ -9,14 +16,9 @@ from onlinekern.seeding import MEDIAN, rng
 N_MEDIAN = 4000
 
 
-def median_gamma(X, seed=0, scale=1.0):
-    """The median heuristic: g = 1 / (2 (c * med)^2).
-
-    ``med`` is the median of ||x_i - x_j|| over all pairs i < j of min(N, 4000) rows drawn without
-    replacement from the MEDIAN stream; ``c`` is ``scale`` (``--median-scale``).  Falls back to
-    1/d when med = 0 (e.g. all sampled rows equal).
-    """
-    n, d = X.shape
+def _sample(X, seed):
+    """The rows the median heuristic looks at: min(N, 4000) drawn without replacement (MEDIAN stream)."""
+    n = X.shape[0]
     if n == 0:
         raise ValueError("the median heuristic needs at least one row")
     m = min(n, N_MEDIAN)
@@ -24,7 +26,89 @@ def median_gamma(X, seed=0, scale=1.0):
     S = X[rows]
     if sp.issparse(S):
         S = S.toarray()
-    S = np.asarray(S, dtype=np.float64)
+    return np.asarray(S, dtype=np.float64)
+
+
+def feature_scale(X, seed=0):
+    """Per-feature factors 1 / (max - min) over the median heuristic's sample of X.
+
+    Multiplying feature j by ``s[j]`` maps its sampled range onto an interval of length 1 -- the
+    papers' min-max scaling to [0, 1] up to a shift, which the Gaussian kernel does not see
+    (k depends on x - x' only), so sparse rows stay sparse.  A feature constant on the sample
+    (range 0, or never present) keeps the factor 1.
+
+    Parameters
+    ----------
+    X : array or sparse matrix (n, d)
+    seed : int
+        Seed of the MEDIAN stream that draws the sample (the same rows as :func:`median_gamma`).
+
+    Returns
+    -------
+    ndarray (d,) of positive finite float64
+    """
+    S = _sample(X, seed)
+    span = S.max(axis=0) - S.min(axis=0) if S.shape[0] else np.zeros(X.shape[1])
+    with np.errstate(divide="ignore", over="ignore"):
+        s = 1.0 / span
+    ok = np.isfinite(s) & (span > 0)
+    return np.where(ok, s, 1.0)
+
+
+#: Multiples of the median-heuristic width tried by ``gamma="auto"`` (the first is preferred on ties).
+WIDTH_MULTIPLIERS = (4.0, 16.0, 1.0, 64.0)
+
+
+def width_candidates(X, seed=0, scale=1.0):
+    """The kernels ``gamma="auto"`` chooses among online: ``[(feature_scale or None, gamma), ...]``.
+
+    On the median heuristic's sample of X: with every feature divided by its range
+    (:func:`feature_scale`), the widths ``m * median_gamma`` for m in :data:`WIDTH_MULTIPLIERS`; and
+    when the features' ranges differ by more than a factor 2 (so the rescaling changes the kernel),
+    the same multiples of the median width of the unscaled features.  The median heuristic
+    (Schoelkopf & Smola 2002; Garreau, Jitkrittum & Kanagawa, "Large sample analysis of the median
+    heuristic", 2017) gives the scale of the data, not of the classes: the right width was 2 to 60
+    times it on the data sets measured (BENCHMARKS.md "Defaults"), hence a few multiples and an
+    online choice (:mod:`onlinekern.selection`) rather than one formula.
+
+    Parameters
+    ----------
+    X : array or sparse matrix (n, d)
+    seed : int
+        MEDIAN stream seed (the sample's rows).
+    scale : float
+        c of the median heuristic (``median_scale``).
+
+    Returns
+    -------
+    list of (ndarray (d,) or None, float)
+    """
+    s = feature_scale(X, seed)
+    S = _sample(X, seed)
+    d = X.shape[1]
+    g_scaled = _median_of_sample(S * s, d, scale)
+    out = [(s, g_scaled * m) for m in WIDTH_MULTIPLIERS]
+    span = 1.0 / s[s != 1.0] if np.any(s != 1.0) else np.ones(1)
+    ranges = np.concatenate([span, np.ones(int(np.sum(s == 1.0) > 0))])
+    if ranges.max() > 2.0 * ranges.min():
+        g_raw = _median_of_sample(S, d, scale)
+        out += [(None, g_raw * m) for m in WIDTH_MULTIPLIERS]
+    return out
+
+
+def median_gamma(X, seed=0, scale=1.0):
+    """The median heuristic: g = 1 / (2 (c * med)^2).
+
+    ``med`` is the median of ||x_i - x_j|| over all pairs i < j of min(N, 4000) rows drawn without
+    replacement from the MEDIAN stream; ``c`` is ``scale`` (``--median-scale``).  Falls back to
+    1/d when med = 0 (e.g. all sampled rows equal).
+    """
+    return _median_of_sample(_sample(X, seed), X.shape[1], scale)
+
+
+def _median_of_sample(S, d, scale):
+    """1 / (2 (scale * med)^2), med the median pairwise distance of the rows of S (1/d if 0)."""
+    m = S.shape[0]
     # For features of extreme magnitude (1e300, 1e-300) work on S / max|S| so the squared
     # distances cannot overflow or underflow; the scale comes back in the median distance.
     # (Data of ordinary magnitude is left untouched, so its gamma is the same to the bit.)
@@ -49,6 +133,25 @@ def median_gamma(X, seed=0, scale=1.0):
                          f"representable positive number: the features are of extreme magnitude; "
                          f"scale them (FeatureScaler, --scale) or pass gamma explicitly")
     return gamma
+
+
+def scale_features(X, s):
+    """X with column j multiplied by ``s[j]`` (a new array or CSR matrix; X is not modified).
+
+    Parameters
+    ----------
+    X : ndarray (n, d) or CSR matrix (n, d'), d' <= len(s)
+    s : ndarray (len(s),)
+
+    Returns
+    -------
+    ndarray or CSR matrix
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.data *= s[X.indices]
+        return X
+    return np.asarray(X) * s[: X.shape[1]]
 
 
 def resolve_gamma(gamma, X, seed=0, scale=1.0):

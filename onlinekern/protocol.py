@@ -5,12 +5,12 @@ file order or in the permutation of run ``run`` under ``seed``; a mistake is a p
 <= 0 (binary y f <= 0; multiclass f_y - max_{c != y} f_c <= 0); regression reports the RMSE of
 the pre-update predictions.  Time counts learning only (data loading excluded).
 """
+import itertools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from onlinekern._core.learner import RowData
 from onlinekern.seeding import permutation
 
 
@@ -124,9 +124,9 @@ def run_online(learner, X, y, seed=None, run=0, checkpoints="default", classes=N
         if cps.size and (cps[0] < 1 or cps[-1] > n):
             raise ValueError(f"checkpoints must lie in 1..{n}")
     scores = np.zeros((n, core.n_outputs)) if keep_scores else None
-    rows = RowData(X, learner.n_features_in_)
     with learner._pass_context(n):
-        res = core.run(rows, learner._encode_y(y), order, cps, scores, callback)
+        res = learner.run_core(X, learner._encode_y(y), order, cps, scores, callback)
+    core = learner.core_             # the chosen candidate when gamma="auto" picked one
     regression = learner.task_ == "regression"
     k = len(res["cp_mistakes"])
     seen = cps[:k]
@@ -221,8 +221,8 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
     ``n_features``, or the row count for "default" checkpoints.  It parses the file once with
     the same reader (labels, widths and row count are kept, never the rows), so it costs about
     as much parsing as the learning pass; give ``classes``, ``n_features`` and
-    ``checkpoints="doubling"`` (or ``n_examples``) for a single pass.  ``gamma='median'``
-    is not supported here (it samples rows from the whole file): give a number.
+    ``checkpoints="doubling"`` (or ``n_examples``) for a single pass.  ``gamma="auto"`` and
+    ``"median"`` are resolved on the first chunk, the first data the learner sees.
 
     Returns
     -------
@@ -238,9 +238,6 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
         learner._reset()
     fresh = "core_" not in learner.__dict__
     learner._validate_params()
-    if fresh and isinstance(getattr(learner, "gamma", None), str):
-        raise ValueError("gamma='median' needs the whole data set (it samples rows from it); "
-                         "streaming needs a numeric gamma")
     classify = learner._task_kind() == "classification"
     if not fresh:
         n_features = learner.n_features_in_ if n_features is None else n_features
@@ -277,10 +274,13 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
         if cps.size and cps[0] < 1:
             raise ValueError("checkpoints must be >= 1")
 
+    chunks = stream_libsvm(path, chunk_rows, n_features=n_features)
+    first = next(chunks, None)
     if fresh:
-        # Nothing of X but its width is used by _initialize once gamma is numeric
-        # (_make_core takes X but no learner reads it), so an empty matrix stands in.
-        learner._initialize(sp.csr_matrix((0, n_features)), np.zeros(0), classes, n_stream=n_examples)
+        # The first chunk is the first data the learner sees: "auto" and "median" widths and
+        # the other adaptive defaults are resolved on it, as partial_fit's first call would.
+        X0, y0 = first if first is not None else (sp.csr_matrix((0, n_features)), np.zeros(0))
+        learner._initialize(X0, y0, classes, n_stream=n_examples)
     core = learner.core_
     core.set_threads(learner._n_threads())
     C = core.n_outputs
@@ -293,7 +293,7 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
     cp_n, cp_mis, cp_sq, cp_size, cp_sec = [], [], [], [], []
     kept = [] if keep_scores else None
     buf = None
-    for Xc, yc in stream_libsvm(path, chunk_rows, n_features=n_features):
+    for Xc, yc in ([] if first is None else itertools.chain([first], chunks)):
         m = Xc.shape[0]
         if m == 0:
             continue
@@ -311,10 +311,10 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
             # approximation (carry + chunk sum) for display only.
             def cb(t, nm, s, size, sec, _n=n, _mis=n_mis, _sq=sq, _sec=seconds):
                 callback(_n + t, _mis + nm, _sq + s, size, _sec + sec)
-        rows = RowData(Xc, n_features)
         y_enc = learner._encode_y(yc)
         with learner._pass_context(len(yc)):
-            res = core.run(rows, y_enc, None, local, scores, cb)
+            res = learner.run_core(Xc, y_enc, None, local, scores, cb)
+        core = learner.core_
         k = len(res["cp_mistakes"])
         cp_n.extend((local[:k] + n).tolist())
         cp_mis.extend((res["cp_mistakes"] + n_mis).tolist())
@@ -368,3 +368,45 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
         scores=scores_all,
         order=None,
     )
+
+
+def trivial_error(y, task, order=None):
+    """The online error of the trivial predictor on the stream (y in ``order``).
+
+    Classification: predict the label seen most often so far (ties and the first example: the
+    smallest such label), count a mistake when it differs; regression: predict the mean of the
+    targets seen so far (0 for the first).  This is the baseline every learner must beat: a mistake
+    rate (%) or an RMSE, comparable with :attr:`OnlineResult.error` of a run over the same order.
+
+    Parameters
+    ----------
+    y : array (n,)
+        Labels or targets as the user gave them.
+    task : {'binary', 'multiclass', 'regression'}
+    order : array of int or None
+        Presentation order (``OnlineResult.order``); None = file order.
+
+    Returns
+    -------
+    float
+    """
+    y = np.asarray(y)
+    if order is not None:
+        y = y[np.asarray(order)]
+    n = len(y)
+    if n == 0:
+        raise ValueError("no examples")
+    if task == "regression":
+        y = y.astype(np.float64)
+        before = np.concatenate([[0.0], np.cumsum(y)[:-1] / np.arange(1, n)])
+        return float(np.sqrt(np.mean((y - before) ** 2)))
+    _, codes = np.unique(y, return_inverse=True)
+    counts = np.zeros(codes.max() + 1, dtype=np.int64)
+    leader, mistakes = 0, 0
+    for c in codes.tolist():
+        if c != leader:
+            mistakes += 1
+        counts[c] += 1
+        if counts[c] > counts[leader] or (counts[c] == counts[leader] and c < leader):
+            leader = c
+    return 100.0 * mistakes / n

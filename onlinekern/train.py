@@ -30,7 +30,7 @@ import onlinekern
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
 from onlinekern.preprocessing import FeatureScaler, TargetScaler
-from onlinekern.protocol import default_checkpoints, run_online, run_online_stream
+from onlinekern.protocol import default_checkpoints, run_online, run_online_stream, trivial_error
 from onlinekern.registry import available_learners, make_learner, resolve
 from onlinekern.seeding import check_seed
 
@@ -282,7 +282,7 @@ def _main(argv):
     if "gamma" in learner.get_params():
         if learner.gamma is None:
             gamma_note = f"= {1.0 / d:.4g}"
-        elif isinstance(learner.gamma, str):
+        elif learner.gamma == "median":
             gamma_note = "median heuristic, per run"
     if not quiet:
         title = f"{name}: {cls.summary}" if cls.summary else name
@@ -333,6 +333,10 @@ def _main(argv):
         entry.update(res.to_dict(with_curve=True))
         if getattr(learner_r, "gamma_", None) is not None:
             entry["gamma_"] = float(learner_r.gamma_)
+        entry["chosen"] = learner_r.chosen_params()
+        entry["trivial"] = trivial_error(y, task, res.order)
+        if r == 0 and not quiet:
+            print(f"  chose   {_format_chosen(entry['chosen'])}", file=out, flush=True)
         clips = int(getattr(learner_r, "n_rho_clips_", 0))
         if clips:
             # the overflow guard bound: the run is finite, but say so (README, numerical safety)
@@ -353,6 +357,7 @@ def _main(argv):
     # 6. summary, files, final line
     key = "rmse" if task == "regression" else "mistake_rate"
     errors = [e[key] for e in results]
+    _warn_trivial(task, errors, [e["trivial"] for e in results], name)
     secs = [e["seconds"] for e in results]
     sizes = [e["model_size"] for e in results]
     test_errors = [_metric(e["test"], task) for e in results] if Xt is not None else None
@@ -410,8 +415,6 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
             raise UsageError(f"{why} cannot be used with --stream (streaming is one pass in file "
                              "order; scaling needs the min/max of the whole file; predict a "
                              "held-out file with python -m onlinekern.predict and --model)")
-    if isinstance(getattr(learner, "gamma", None), str):
-        raise UsageError("--stream needs a numeric --gamma (the median heuristic samples the whole file)")
     classes = None
     if ns.classes is not None:
         if kind == "regression":
@@ -470,6 +473,9 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
     entry.update(res.to_dict(with_curve=True))
     if getattr(learner, "gamma_", None) is not None:
         entry["gamma_"] = float(learner.gamma_)
+    entry["chosen"] = learner.chosen_params()
+    if not quiet:
+        print(f"  chose   {_format_chosen(entry['chosen'])}", file=out, flush=True)
     if ns.model:
         extra = {"algorithm": name, "feature_scaler": None, "target_scaler": None}
         onlinekern.save_model(learner, ns.model, extra=extra)
@@ -499,6 +505,29 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
     print(cli.summary_line(task, [res.error], [res.seconds], [res.model_size], cls.size_name)
           + f", {res.n_examples} examples", file=out, flush=True)
     return cli.EXIT_OK
+
+
+def _format_chosen(chosen):
+    """The one line of values the adaptive defaults chose (``chosen_params``)."""
+    parts = []
+    for k, v in chosen.items():
+        if k == "preset":
+            continue
+        parts.append(f"{k}={cli.format_value(v)}" if not isinstance(v, float) else f"{k}={v:.4g}")
+    return (", ".join(parts) or "nothing (every parameter given)") + f"  [preset {chosen['preset']}]"
+
+
+def _warn_trivial(task, errors, trivial, name):
+    """One line on stderr when the runs are no better than the trivial online predictor."""
+    err, base = float(np.mean(errors)), float(np.mean(trivial))
+    if err < base:
+        return
+    what = "the running mean of the targets" if task == "regression" else "the most frequent label so far"
+    unit = "RMSE" if task == "regression" else "mistake rate"
+    fmt = (lambda v: f"{v:.4g}") if task == "regression" else (lambda v: f"{v:.2f}%")
+    print(f"{PROG}: warning: {name} did no better than predicting {what} ({unit} {fmt(err)} against "
+          f"{fmt(base)}); try --tune (grid search on a random subset), --runs 5 --shuffle to see if the "
+          f"file order is to blame, or another learner (--list)", file=sys.stderr)
 
 
 def _metric(test, task):

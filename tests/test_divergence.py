@@ -21,7 +21,7 @@ def regression():
 
 
 def _dualsgd():
-    return ok.make_learner("dualsgd-l2", lam=1e-4, n_threads=1)
+    return ok.make_learner("dualsgd-l2", lam=1e-4, preset="paper", n_threads=1)
 
 
 def test_dualsgd_l2_raises_divergence_error_with_the_index(regression):
@@ -51,7 +51,7 @@ def test_run_online_raises_too(regression):
     with pytest.raises(DivergenceError):
         ok.run_online(_dualsgd(), X, y, seed=0)
     # A larger lam keeps the same learner finite.
-    res = ok.run_online(ok.make_learner("dualsgd-l2", lam=1.0, n_threads=1), X, y, seed=0)
+    res = ok.run_online(ok.make_learner("dualsgd-l2", lam=1.0, preset="paper", n_threads=1), X, y, seed=0)
     assert np.isfinite(res.error)
 
 
@@ -61,7 +61,7 @@ def test_huge_eta_never_returns_nan_silently(regression, name, task):
     X, y = regression
     if task == "binary":
         y = np.where(y > 0, 1.0, -1.0)
-    learner = ok.make_learner(name, eta=1e300, n_threads=1)
+    learner = ok.make_learner(name, eta=1e300, preset="paper", n_threads=1)
     try:
         res = ok.run_online(learner, X, y, seed=0, keep_scores=True)
     except DivergenceError as e:
@@ -75,7 +75,7 @@ def test_cli_exits_1_with_one_line(regression, tmp_path, capsys):
     X, y = regression
     path = tmp_path / "reg.libsvm"
     ok.save_libsvm(path, X, y)
-    status = train_main(["-a", "dualsgd-l2", str(path), "--lam", "1e-4", "-q", "-j", "1"])
+    status = train_main(["-a", "dualsgd-l2", str(path), "--lam", "1e-4", "--preset", "paper", "-q", "-j", "1"])
     out = capsys.readouterr()
     assert status == 1
     lines = out.err.strip().splitlines()

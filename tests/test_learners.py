@@ -94,7 +94,7 @@ def test_perceptron_vs_oracle(task, sparse):
     X, y = make_data(task, seed=1)
     ye = encode(y, task)
     g = 0.3
-    params = dict(gamma=g, eta=0.15, epsilon=0.2)
+    params = dict(gamma=g, eta=0.15, epsilon=0.2, preset="paper")
     if task == "regression":
         params["task"] = "regression"
     rs, SV, alpha = ref.ref_perceptron(X, ye, task, g, eta=0.15, epsilon=0.2, n_classes=3)
@@ -113,7 +113,7 @@ def test_perceptron_default_gamma_is_one_over_d():
     X, y = make_data("binary", d=5, seed=2)
     ye = encode(y, "binary")
     rs, SV, alpha = ref.ref_perceptron(X, ye, "binary", 1 / 5)
-    res, scores = online(ok.Perceptron(), X, y)
+    res, scores = online(ok.Perceptron(preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
 
 
@@ -132,7 +132,7 @@ def test_kernel_ogd_vs_oracle(task, loss, lam):
     lp = dict(epsilon=0.15, huber_delta=0.6, quantile=0.3)
     rs, SV, alpha = ref.ref_kernel_ogd(X, ye, task, g, eta=0.3, lam=lam, loss_name=loss,
                                        n_classes=3, **lp)
-    params = dict(gamma=g, eta=0.3, lam=lam, loss=loss, **lp)
+    params = dict(gamma=g, eta=0.3, lam=lam, loss=loss, preset="paper", **lp)
     res, scores = online(ok.KernelOGD(**params), X, y)
     check_online(res, scores, rs, ye, task)
     learner = ok.KernelOGD(**params).fit(X, y)
@@ -185,7 +185,7 @@ def test_fogd_vs_oracle(task, loss, lam, sparse):
     lp = dict(epsilon=0.15, huber_delta=0.6, quantile=0.7)
     rs, w, _, _ = ref.ref_fogd(X, ye, task, g, D, eta=0.5, lam=lam, loss_name=loss,
                                n_classes=3, seed=seed, **lp)
-    params = dict(n_components=D, gamma=g, eta=0.5, lam=lam, loss=loss, seed=seed, **lp)
+    params = dict(n_components=D, gamma=g, eta=0.5, lam=lam, loss=loss, seed=seed, preset="paper", **lp)
     Xin = sp.csr_matrix(X) if sparse else X
     res, scores = online(ok.FOGD(**params), Xin, y)
     check_online(res, scores, rs, ye, task, FRTOL, FATOL)
@@ -488,7 +488,7 @@ def test_ogd_hinge_no_update_at_margin_one():
 def test_perceptron_regression_tube_is_strict():
     """§3 shared rules: epsilon-mistake is |y - f| > eps (strict)."""
     X = np.tile([[1.0, 2.0]], (3, 1))
-    res, scores = online(ok.Perceptron(task="regression", epsilon=0.25, eta=0.5), X,
+    res, scores = online(ok.Perceptron(task="regression", epsilon=0.25, eta=0.5, preset="paper"), X,
                          np.array([0.25, 0.75, 0.75]))
     # t1: |0.25 - 0| = eps -> no update; t2: |0.75 - 0| > eps -> +0.5; t3: |0.75 - 0.5| = eps
     np.testing.assert_array_equal(scores, [0.0, 0.0, 0.5])

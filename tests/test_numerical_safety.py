@@ -157,7 +157,7 @@ def test_median_heuristic_handles_and_refuses_extreme_magnitudes():
 def test_regression_overflow_of_the_squared_error_is_divergence():
     """A finite score with |y - f| > 1e154 overflows the RMSE: reported as divergence, not inf."""
     y = _targets("regression", BASE)
-    learner = ok.make_learner("ogd-l2", eta=1e300, n_threads=1)
+    learner = ok.make_learner("ogd-l2", eta=1e300, preset="paper", n_threads=1)
     with pytest.raises(ok.DivergenceError) as err:
         ok.run_online(learner, BASE, y)
     assert err.value.index == 2            # example 1 sets alpha = 1e300 * y_1; example 2 overflows

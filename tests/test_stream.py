@@ -104,8 +104,6 @@ def test_single_pass_options(tmp_path):
 def test_stream_errors(tmp_path):
     X, y = _data("binary", np.random.default_rng(7))
     path = _write(tmp_path / "d", X, y)
-    with pytest.raises(ValueError, match="median"):
-        run_online_stream(make_learner("ogd-hinge", gamma="median"), path)
     with pytest.raises(ValueError):          # an index beyond n_features
         run_online_stream(make_learner("ogd-hinge", gamma=0.3), path, n_features=2)
     with pytest.raises(ValueError):          # a label outside the given classes
@@ -140,7 +138,7 @@ def test_cli_stream_equals_loaded(tmp_path, capsys):
     assert out.split()[2] == out_l.split()[2]          # same mistake rate
 
 
-@pytest.mark.parametrize("extra", [["--runs", "2"], ["--shuffle"], ["--scale"], ["-g", "median"],
+@pytest.mark.parametrize("extra", [["--runs", "2"], ["--shuffle"], ["--scale"],
                                    ["--chunk-rows", "0"], ["--test", "x.libsvm"]])
 def test_cli_stream_usage(tmp_path, capsys, extra):
     X, y = _data("binary", np.random.default_rng(9))
@@ -148,6 +146,21 @@ def test_cli_stream_usage(tmp_path, capsys, extra):
     code, out, err = _train(["-a", "ogd-hinge", path, "--stream", "-q"] + extra, capsys)
     assert code == 2, err
     assert "error" in err
+
+
+def test_stream_resolves_the_adaptive_defaults_on_the_first_chunk(tmp_path):
+    """gamma="auto" (and "median") are resolved on the first streamed chunk: with one chunk the
+    streamed pass is run_online's in file order, bit for bit."""
+    X, y = _data("binary", np.random.default_rng(4))
+    path = str(_write(tmp_path / "d", X, y))
+    X, y = ok.load_libsvm(path)
+    for gamma in ("auto", "median"):
+        a = ok.run_online(ok.make_learner("fogd-hinge", gamma=gamma, n_components=20), X, y, keep_scores=True)
+        streamed = ok.make_learner("fogd-hinge", gamma=gamma, n_components=20)
+        b = ok.run_online_stream(streamed, path, chunk_rows=10 ** 6, keep_scores=True)
+        assert a.n_mistakes == b.n_mistakes
+        np.testing.assert_array_equal(a.scores, b.scores)
+        assert streamed.gamma_ > 0
 
 
 def test_cli_stream_bad_data(tmp_path, capsys):

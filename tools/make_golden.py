@@ -207,8 +207,11 @@ def build_case(index, name, task, data):
 
 
 def rebuild_params(case):
-    """Hyper-parameters to rebuild a stored case (everything recorded, one thread)."""
-    return dict(case["params"], n_threads=1)
+    """Hyper-parameters to rebuild a stored case (everything recorded, one thread).
+
+    Cases recorded before presets existed hold the papers' settings: they rerun with
+    ``preset="paper"`` (no online target standardisation), which keeps them exact."""
+    return dict({"preset": "paper"}, **case["params"], n_threads=1)
 
 
 def rerun(case, data):

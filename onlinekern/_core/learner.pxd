@@ -17,6 +17,12 @@ cdef class LearnerCore:
     cdef object scratch_                 # keeps the scratch buffers below alive
     cdef double* score_buf               # n_outputs
     cdef double* grad_buf                # n_outputs
+    # Online target normalisation (regression, the product defaults): the core learns
+    # (y - loc) / scale and predicts loc + scale * f, with loc and scale the running mean and
+    # standard deviation of the targets seen so far (see LearnerCore.run).
+    cdef public bint target_norm
+    cdef public long long t_count
+    cdef public double t_mean, t_m2
 
     # Score of one row with the current model into out[0:n_outputs].  Returns 0, or -1 on failure.
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil

@@ -8,7 +8,7 @@ take the same code path (a learner may add a dense fast path when ``nnz == n_fea
 without the GIL; the Python side is only touched at checkpoints (progress callback, Ctrl-C).
 """
 from cpython.exc cimport PyErr_CheckSignals
-from libc.math cimport INFINITY, isfinite
+from libc.math cimport INFINITY, isfinite, sqrt
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
@@ -67,6 +67,13 @@ cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil:
         if c != yi and f[c] > best:
             best = f[c]
     return f[yi] - best <= 0.0
+
+
+cdef inline double tscale(long long n, double m2) noexcept nogil:
+    """Population standard deviation of n targets with sum of squared deviations m2 (1 if 0)."""
+    if n < 2 or not m2 > 0.0:
+        return 1.0
+    return sqrt(m2 / n)
 
 
 cdef RowView row_view(object rows) except *:
@@ -129,6 +136,20 @@ cdef class LearnerCore:
 
     def __cinit__(self, *args, **kwargs):
         self.n_threads = 1
+        self.target_norm = False
+        self.t_count = 0
+        self.t_mean = 0.0
+        self.t_m2 = 0.0
+
+    @property
+    def target_location(self):
+        """Running mean of the regression targets seen (0 before any, or without normalisation)."""
+        return self.t_mean if self.target_norm else 0.0
+
+    @property
+    def target_scale(self):
+        """Running standard deviation of the regression targets seen (1 while undefined or zero)."""
+        return tscale(self.t_count, self.t_m2) if self.target_norm else 1.0
 
     def _setup(self, int n_features, int task, int n_outputs, int n_threads=1):
         if n_features < 1:
@@ -229,7 +250,8 @@ cdef class LearnerCore:
         cdef Py_ssize_t t, i, k = 0
         cdef long long next_cp = cpv[0] if n_cp else -1
         cdef long long n_mis = 0
-        cdef double sq = 0.0, diff, t0, yi
+        cdef double sq = 0.0, diff, t0, yi, ystep, loc = 0.0, scl = 1.0, delta
+        cdef bint tnorm = self.target_norm and self.task == TASK_REGRESSION
         cdef int C = self.n_outputs, c, status = 0, nnz
         cdef const double* xr
         cdef const int* xi
@@ -253,9 +275,23 @@ cdef class LearnerCore:
                         prefetch_row(&rv, ordp[t + 4])
                         OK_PREFETCH(&yv[ordp[t + 4]])
                 yi = yv[i]
-                status = self.step(xr, xi, nnz, yi, f)
+                ystep = yi
+                if tnorm:
+                    # Online standardisation (Welford): the prediction uses the statistics of
+                    # the targets before this one (loc, scl); the update's target uses them with
+                    # y_t included, so |ystep| <= sqrt(n - 1) and the first steps stay bounded.
+                    loc = self.t_mean
+                    scl = tscale(self.t_count, self.t_m2)
+                    self.t_count += 1
+                    delta = yi - self.t_mean
+                    self.t_mean += delta / self.t_count
+                    self.t_m2 += delta * (yi - self.t_mean)
+                    ystep = (yi - self.t_mean) / tscale(self.t_count, self.t_m2)
+                status = self.step(xr, xi, nnz, ystep, f)
                 if status != 0:
                     break
+                if tnorm:
+                    f[0] = loc + scl * f[0]
                 self.n_seen += 1
                 # A non-finite pre-update score means the model has overflowed: stop rather
                 # than count NaN comparisons as an error rate (one test per output).
@@ -320,6 +356,9 @@ cdef class LearnerCore:
                     break
         if status != 0:
             raise MemoryError("the learner could not allocate scratch memory")
+        if self.target_norm and self.task == TASK_REGRESSION:
+            out *= self.target_scale
+            out += self.target_location
         # Never hand out NaN or infinite predictions: a model that overflowed (a run that
         # stopped with DivergenceError, or a hand-made state) says so instead.
         if n and not np.isfinite(out).all():
@@ -337,11 +376,16 @@ cdef class LearnerCore:
     # -- state for pickling and model files: plain dicts of numbers and arrays ----------------
     def get_state(self):
         return {"n_features": self.n_features, "task": self.task, "n_outputs": self.n_outputs,
-                "n_seen": self.n_seen, "n_threads": self.n_threads}
+                "n_seen": self.n_seen, "n_threads": self.n_threads, "target_norm": int(self.target_norm),
+                "t_count": self.t_count, "t_mean": self.t_mean, "t_m2": self.t_m2}
 
     def set_state(self, state):
         self._setup(int(state["n_features"]), int(state["task"]), int(state["n_outputs"]), int(state["n_threads"]))
         self.n_seen = int(state["n_seen"])
+        self.target_norm = bool(state.get("target_norm", 0))
+        self.t_count = int(state.get("t_count", 0))
+        self.t_mean = float(state.get("t_mean", 0.0))
+        self.t_m2 = float(state.get("t_m2", 0.0))
 
     def __reduce__(self):
         return (_rebuild_core, (type(self), self.get_state()))

@@ -4,7 +4,8 @@ Format (version 1): a NumPy ``.npz`` archive (a zip of ``.npy`` arrays) holding
 
 * ``__header__``: UTF-8 JSON (stored as a uint8 array) with ``format`` = "onlinekern-model",
   ``version``, the library version, the learner ``class`` and ``family``, its hyper-parameters,
-  its fitted attributes (``classes_``, ``task_``, ``gamma_``, ``n_features_in_``), the compiled
+  its fitted attributes (``classes_``, ``task_``, ``gamma_``, ``n_features_in_``, and the adaptive
+  defaults' ``feature_scale_`` and ``resolved_params_``), the compiled
   core's class and state, and the caller's ``extra`` dict (e.g. the CLI's scalers);
 * one array per array-valued piece of state, referenced from the JSON as
   ``{"__array__": "name"}``.
@@ -26,7 +27,7 @@ from onlinekern.io.atomic import atomic_write
 
 FORMAT = "onlinekern-model"
 VERSION = 1
-_FITTED = ("classes_", "task_", "gamma_", "horizon_", "n_features_in_")
+_FITTED = ("classes_", "task_", "gamma_", "horizon_", "n_features_in_", "feature_scale_", "resolved_params_")
 
 
 class ModelFormatError(ValueError):
@@ -164,6 +165,17 @@ def load_model(path, return_extra=False):
             if attr not in _FITTED:
                 raise ModelFormatError(path, f"unexpected fitted attribute {attr!r}")
             learner.__dict__[attr] = value
+        scale = learner.__dict__.get("feature_scale_")
+        if scale is not None:
+            scale = np.asarray(scale, dtype=np.float64)
+            if scale.shape != (learner.__dict__.get("n_features_in_"),) or not np.all(np.isfinite(scale)):
+                raise ModelFormatError(path, "feature_scale_ does not match n_features_in_")
+            learner.__dict__["feature_scale_"] = scale
+        resolved = learner.__dict__.get("resolved_params_", {})
+        if not isinstance(resolved, dict):
+            raise ModelFormatError(path, "resolved_params_ is not a mapping")
+        for name, value in resolved.items():      # eta_, ... (resolve_params' fitted attributes)
+            learner.__dict__[f"{name}_"] = value
         core_cls = _core_class(header["core_class"], path)
         core = core_cls.__new__(core_cls)
         core.set_state(_unflatten(header["core"], arrays, path))

@@ -447,10 +447,11 @@ class _BOGD(KernelLearner):
     paper = "Zhao, Wang, Wu, Jin & Hoi, ICML 2012"
     _sampling = UNIFORM
 
-    def __init__(self, budget=100, gamma=None, eta=0.2, lam=1e-3, coef_bound=10.0, loss="hinge", epsilon=0.1,
-                 huber_delta=1.0, quantile=0.5, seed=0, n_threads=None):
+    def __init__(self, budget=100, gamma="auto", eta=0.2, lam=1e-3, coef_bound=10.0, loss="hinge", epsilon=0.1,
+                 huber_delta=1.0, quantile=0.5, preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.gamma = gamma
+        self.preset = preset
         self.eta = eta
         self.lam = lam
         self.coef_bound = coef_bound
@@ -492,8 +493,11 @@ class BOGD(_BOGD):
     ----------
     budget : int
         Maximum number of SVs B (100, KOL).
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     eta : float
         Step size (0.2, LSOKL Matlab).
     lam : float
@@ -507,6 +511,12 @@ class BOGD(_BOGD):
         softmax.
     epsilon, huber_delta, quantile : float
         Loss parameters.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seeds the removal choices (CHOICE stream) and the median heuristic.
     n_threads : int or None
@@ -528,8 +538,11 @@ class BOGDPlusPlus(_BOGD):
     ----------
     budget : int
         Maximum number of SVs B (100, KOL).
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     eta : float
         Step size (0.2, LSOKL Matlab).
     lam : float
@@ -543,6 +556,12 @@ class BOGDPlusPlus(_BOGD):
         softmax.
     epsilon, huber_delta, quantile : float
         Loss parameters.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seeds the removal choices (CHOICE stream) and the median heuristic.
     n_threads : int or None

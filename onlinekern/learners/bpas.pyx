@@ -162,12 +162,21 @@ class BPAs(KernelLearner):
 
     Parameters
     ----------
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     budget : int
         Maximum number of support vectors B (100, KOL).
     c : float
         PA-I aggressiveness C (1: KOL -cbpas, LSOKL C_BPAs).
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
@@ -179,8 +188,9 @@ class BPAs(KernelLearner):
     summary = "Budgeted Passive-Aggressive (simple): PA-I that replaces the cheapest SV at the budget"
     paper = "Wang & Vucetic, AISTATS 2010"
 
-    def __init__(self, gamma=None, budget=100, c=1.0, seed=0, n_threads=None):
+    def __init__(self, gamma="auto", budget=100, c=1.0, preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.preset = preset
         self.budget = budget
         self.c = c
         self.seed = seed

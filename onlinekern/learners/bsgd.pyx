@@ -915,14 +915,23 @@ class BSGDRemoval(_BSGD):
     ----------
     budget : int
         Maximum number of SVs B (50, BudgetedSVM ``-B``).
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     lam : float
         Pegasos regularisation lambda > 0, step 1/(lambda t) (1e-4, BudgetedSVM ``-L``).
     epsilon : float
         Regression tube of the epsilon-insensitive loss (0.1; regression is ext).
     task : {'classification', 'regression'}
         Hinge / Crammer–Singer hinge, or epsilon-insensitive regression.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
@@ -933,10 +942,11 @@ class BSGDRemoval(_BSGD):
     summary = "budgeted Pegasos (BSGD): delete the smallest-norm SV when over budget"
     _maintenance = REMOVAL
 
-    def __init__(self, budget=50, gamma=None, lam=1e-4, epsilon=0.1, task="classification", seed=0,
+    def __init__(self, budget=50, gamma="auto", lam=1e-4, epsilon=0.1, task="classification", preset="auto", seed=0,
                  n_threads=None):
         self.budget = budget
         self.gamma = gamma
+        self.preset = preset
         self.lam = lam
         self.epsilon = epsilon
         self.task = task
@@ -954,8 +964,11 @@ class BSGDMerge(_BSGD):
     ----------
     budget : int
         Maximum number of SVs B (50, BudgetedSVM ``-B``).
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     lam : float
         Pegasos regularisation lambda > 0, step 1/(lambda t) (1e-4, BudgetedSVM ``-L``).
     merge_tol : float
@@ -965,6 +978,12 @@ class BSGDMerge(_BSGD):
         Regression tube of the epsilon-insensitive loss (0.1; regression is ext).
     task : {'classification', 'regression'}
         Hinge / Crammer–Singer hinge, or epsilon-insensitive regression.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
@@ -975,10 +994,11 @@ class BSGDMerge(_BSGD):
     summary = "budgeted Pegasos (BSGD-M): merge the smallest-norm SV with its best partner"
     _maintenance = MERGING
 
-    def __init__(self, budget=50, gamma=None, lam=1e-4, merge_tol=1e-4, epsilon=0.1, task="classification",
-                 seed=0, n_threads=None):
+    def __init__(self, budget=50, gamma="auto", lam=1e-4, merge_tol=1e-4, epsilon=0.1, task="classification",
+                 preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.gamma = gamma
+        self.preset = preset
         self.lam = lam
         self.merge_tol = merge_tol
         self.epsilon = epsilon

@@ -60,7 +60,7 @@ from libc.string cimport memset, memcpy
 from libc.stdint cimport uint32_t, uint64_t
 from cython.parallel cimport prange, threadid
 
-from onlinekern._core.learner cimport LearnerCore, TASK_BINARY, TASK_MULTICLASS, RowView, row_view, get_row
+from onlinekern._core.learner cimport LearnerCore, TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, RowView, row_view, get_row
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.rng cimport RandomStream
 from onlinekern._core.counter_rng cimport ok_normals
@@ -750,6 +750,9 @@ cdef class DSGCore(LearnerCore):
         out *= self.scale * self.norm
         if self.novelty:
             out[:, 0] -= self.offset
+        if self.target_norm and self.task == TASK_REGRESSION:
+            out *= self.target_scale
+            out += self.target_location
         return out
 
     cdef void _query(self, Py_ssize_t j, const double* E, Py_ssize_t estride, const int* pos, const RowView* rv,
@@ -963,9 +966,11 @@ class DSG(OnlineLearner):
         Step scale: gamma_i = theta / (i + t0) (1e4; DSG Matlab 1/(1 + 1e-4 i)).
     t0 : float
         Step offset (1e4).
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'median' (default, §1.4: g = 1/(2 (c med)^2))
-        or None (1/n_features).
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection); 'median' (the papers' preset, §1.4:
+        g = 1/(2 (c med)^2)) or None (1/n_features).
     median_scale : float
         c of the median heuristic (1; Dai et al. used 0.1 on synthetic data, 4 on image features).
     loss : str
@@ -984,6 +989,12 @@ class DSG(OnlineLearner):
     store_omega : bool
         Cache the frequencies of every block instead of regenerating them.  Predictions are
         identical; memory grows by m d F doubles.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Decides the blocks (counter-based stream DSG_BLOCK), UDSG's choices and the median sample.
     n_threads : int or None
@@ -996,16 +1007,18 @@ class DSG(OnlineLearner):
     paper = "Dai, Xie, He, Liang, Raj, Balcan & Song, NIPS 2014"
     size_name = "features"
     _variant = DSG_VARIANT
+    paper_defaults = {"gamma": "median"}
 
-    def __init__(self, batch_size=64, block_size=32, nu=1e-5, theta=1e4, t0=1e4, gamma="median",
+    def __init__(self, batch_size=64, block_size=32, nu=1e-5, theta=1e4, t0=1e4, gamma="auto",
                  median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0, quantile=0.5,
-                 novelty=False, precondition=False, store_omega=False, seed=0, n_threads=None):
+                 novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
         self.batch_size = batch_size
         self.block_size = block_size
         self.nu = nu
         self.theta = theta
         self.t0 = t0
         self.gamma = gamma
+        self.preset = preset
         self.median_scale = median_scale
         self.loss = loss
         self.epsilon = epsilon
@@ -1142,12 +1155,12 @@ class UDSG(DSG):
     _variant = UDSG_VARIANT
 
     def __init__(self, new_iters=1, reuse_iters=1, batch_size=64, block_size=32, nu=1e-5, theta=1e4,
-                 t0=1e4, gamma="median", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, novelty=False, precondition=False, store_omega=False, seed=0, n_threads=None):
+                 t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
+                 quantile=0.5, novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
         self.new_iters = new_iters
         self.reuse_iters = reuse_iters
         DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
-                     huber_delta, quantile, novelty, precondition, store_omega, seed, n_threads)
+                     huber_delta, quantile, novelty, precondition, store_omega, preset, seed, n_threads)
 
     def _validate_params(self):
         DSG._validate_params(self)
@@ -1186,12 +1199,12 @@ class CDSG(DSG):
     _variant = CDSG_VARIANT
 
     def __init__(self, lipschitz_m=None, sigma_var=1.0, batch_size=64, block_size=32, nu=1e-5, theta=1e4,
-                 t0=1e4, gamma="median", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, novelty=False, precondition=False, store_omega=False, seed=0, n_threads=None):
+                 t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
+                 quantile=0.5, novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
         self.lipschitz_m = lipschitz_m
         self.sigma_var = sigma_var
         DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
-                     huber_delta, quantile, novelty, precondition, store_omega, seed, n_threads)
+                     huber_delta, quantile, novelty, precondition, store_omega, preset, seed, n_threads)
 
     def _validate_params(self):
         DSG._validate_params(self)

@@ -209,8 +209,11 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         Support vectors moved into W per maintenance step (20, demo).
     n_components : int
         Random Fourier frequencies D of the dual space, 2D weights (200, demo).
-    gamma : float, 'median' or None
-        Kernel width of both parts; None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width of both parts; 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     lam : float or None
         Pegasos regularisation lambda, step 1/(lambda t).  None: 2/T when the stream length T
         is known (the demo's 2/N): ``horizon`` if given, else the rows given to ``fit`` or
@@ -229,6 +232,12 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         Tube of the epsilon-insensitive loss (0.1).
     maintenance : str
         'k-merging' (default) or 'removal' (delete the smallest-norm SV, nothing moves to W).
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Decides E (FEATURES stream) and the median heuristic.
     n_threads : int or None
@@ -239,12 +248,13 @@ class DualSGD(RandomFeatureModel, KernelLearner):
     summary = "dual space gradient descent: budgeted Pegasos whose overflow SVs merge into random-feature weights"
     paper = "Le, Nguyen, Nguyen & Phung, NIPS 2016"
 
-    def __init__(self, budget=100, k_merge=20, n_components=200, gamma=None, lam=None, horizon=None,
-                 loss="logistic", epsilon=0.1, maintenance="k-merging", seed=0, n_threads=None):
+    def __init__(self, budget=100, k_merge=20, n_components=200, gamma="auto", lam=None, horizon=None,
+                 loss="logistic", epsilon=0.1, maintenance="k-merging", preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.k_merge = k_merge
         self.n_components = n_components
         self.gamma = gamma
+        self.preset = preset
         self.lam = lam
         self.horizon = horizon
         self.loss = loss

@@ -84,8 +84,11 @@ class FOGD(FeatureLearner):
     ----------
     n_components : int
         Number of frequencies D (2D weights) (400).
-    gamma : float, 'median' or None
-        Kernel width; None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width; 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     eta : float
         Step size in the scaled-feature convention (0.4; LSOKL's eta_ref corresponds to D*eta_ref).
     lam : float
@@ -103,6 +106,12 @@ class FOGD(FeatureLearner):
         float64 ones by ~1e-7 (relative in Omega^T x), so results are close but not identical;
         both are the same bits at every SIMD level and thread count.  Meant for scaled data:
         the phase error grows with |omega . x|.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Decides E (FEATURES stream) and the median heuristic.
     n_threads : int or None
@@ -113,10 +122,11 @@ class FOGD(FeatureLearner):
     summary = "Fourier online gradient descent: linear OGD on D random Fourier features"
     paper = "Lu, Hoi, Wang, Zhao & Liu, JMLR 2016"
 
-    def __init__(self, n_components=400, gamma=None, eta=0.4, lam=0.0, loss="hinge", epsilon=0.1,
-                 huber_delta=1.0, quantile=0.5, average=False, precision="float64", seed=0, n_threads=None):
+    def __init__(self, n_components=400, gamma="auto", eta=0.4, lam=0.0, loss="hinge", epsilon=0.1,
+                 huber_delta=1.0, quantile=0.5, average=False, precision="float64", preset="auto", seed=0, n_threads=None):
         self.n_components = n_components
         self.gamma = gamma
+        self.preset = preset
         self.eta = eta
         self.lam = lam
         self.loss = loss

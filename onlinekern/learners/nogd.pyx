@@ -376,8 +376,11 @@ class NOGD(KernelLearner):
         "20 = 0.2B" read as LSOKL's fraction ``k`` = 0.2, so it is KOL's ``-knogd`` 20 at the
         default B = 100 and scales with the budget (a fixed k = 20 at B = 1000 keeps 2 % of the
         landmarks' spectrum, and on ijcnn1 the linear phase then predicts one class only).
-    gamma : float, 'median' or None
-        Kernel width; None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width; 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     eta : float
         Step size of the kernel phase (0.2, LSOKL ``eta_nogd``; KOL 0.5).
     eta_linear : float
@@ -390,6 +393,12 @@ class NOGD(KernelLearner):
     average : bool
         Predict after training with the mean of the predictors after each step (phase-1 kernel
         expansions and phase-2 w alike; the online scores never change).
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Unused (NOGD is deterministic); kept for the common interface.
     n_threads : int or None
@@ -400,11 +409,12 @@ class NOGD(KernelLearner):
     summary = "Nystrom online gradient descent: kernel OGD on B landmarks, then linear OGD on rank-k Nystrom features"
     paper = "Lu, Hoi, Wang, Zhao & Liu, JMLR 2016"
 
-    def __init__(self, budget=100, rank=None, gamma=None, eta=0.2, eta_linear=0.2, loss="hinge", epsilon=0.1,
-                 huber_delta=1.0, quantile=0.5, average=False, seed=0, n_threads=None):
+    def __init__(self, budget=100, rank=None, gamma="auto", eta=0.2, eta_linear=0.2, loss="hinge", epsilon=0.1,
+                 huber_delta=1.0, quantile=0.5, average=False, preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.rank = rank
         self.gamma = gamma
+        self.preset = preset
         self.eta = eta
         self.eta_linear = eta_linear
         self.loss = loss

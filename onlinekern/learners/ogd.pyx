@@ -65,8 +65,11 @@ class KernelOGD(KernelLearner):
 
     Parameters
     ----------
-    gamma : float, 'median' or None
-        Kernel width; None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width; 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     eta : float
         Step size (0.2).
     lam : float
@@ -76,6 +79,12 @@ class KernelOGD(KernelLearner):
         quantile (regression); multiclass: hinge (Crammer–Singer), logistic, softmax.
     epsilon, huber_delta, quantile : float
         Parameters of the epsilon-insensitive, Huber and quantile losses.
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
     n_threads : int or None
     """
@@ -85,9 +94,10 @@ class KernelOGD(KernelLearner):
     summary = "kernel online gradient descent (NORMA): a new SV whenever the loss has a gradient"
     paper = "Kivinen, Smola & Williamson, IEEE TSP 2004"
 
-    def __init__(self, gamma=None, eta=0.2, lam=0.0, loss="hinge", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, seed=0, n_threads=None):
+    def __init__(self, gamma="auto", eta=0.2, lam=0.0, loss="hinge", epsilon=0.1, huber_delta=1.0,
+                 quantile=0.5, preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.preset = preset
         self.eta = eta
         self.lam = lam
         self.loss = loss

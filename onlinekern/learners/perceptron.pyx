@@ -70,13 +70,22 @@ class Perceptron(KernelLearner):
 
     Parameters
     ----------
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     eta : float
         Regression step size (0.1).
     epsilon : float
         Regression tube (0.1).
     task : {'classification', 'regression'}
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
@@ -87,8 +96,9 @@ class Perceptron(KernelLearner):
     summary = "kernel Perceptron: add the example on every mistake (unbounded)"
     paper = "Freund & Schapire, Machine Learning 1999"
 
-    def __init__(self, gamma=None, eta=0.1, epsilon=0.1, task="classification", seed=0, n_threads=None):
+    def __init__(self, gamma="auto", eta=0.1, epsilon=0.1, task="classification", preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.preset = preset
         self.eta = eta
         self.epsilon = epsilon
         self.task = task

@@ -302,8 +302,11 @@ class Projectron(KernelLearner):
 
     Parameters
     ----------
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, the authors' DOGMA library); 0 projects only
         examples already in the span.
@@ -314,6 +317,12 @@ class Projectron(KernelLearner):
     epsilon : float
         Regression tube (0.1, LSOKL Matlab).
     task : {'classification', 'regression'}
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
@@ -325,9 +334,10 @@ class Projectron(KernelLearner):
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = False
 
-    def __init__(self, gamma=None, proj_eta=0.1, budget=None, eta=0.1, epsilon=0.1, task="classification",
-                 seed=0, n_threads=None):
+    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, eta=0.1, epsilon=0.1, task="classification",
+                 preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.preset = preset
         self.proj_eta = proj_eta
         self.budget = budget
         self.eta = eta
@@ -370,14 +380,23 @@ class ProjectronPP(Projectron):
 
     Parameters
     ----------
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, DOGMA).
     budget : int or None
         Optional hard cap on the number of SVs (None: none; rule 'U' needs one).
     margin_rule : {'eta', 'U'}
         Margin-update rule: 'eta' (JMLR/DOGMA) or 'U' (LSOKL budget form).
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
@@ -390,8 +409,9 @@ class ProjectronPP(Projectron):
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = True
 
-    def __init__(self, gamma=None, proj_eta=0.1, budget=None, margin_rule="eta", seed=0, n_threads=None):
+    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, margin_rule="eta", preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.preset = preset
         self.proj_eta = proj_eta
         self.budget = budget
         self.margin_rule = margin_rule

@@ -94,8 +94,11 @@ class RBP(KernelLearner):
 
     Parameters
     ----------
-    gamma : float, 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     budget : int
         Maximum number of support vectors B (100: KOL -B; LSOKL Matlab uses 50).
     eta : float
@@ -103,6 +106,12 @@ class RBP(KernelLearner):
     epsilon : float
         Regression tube (0.1: LSOKL Matlab epsl).
     task : {'classification', 'regression'}
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Seed of the removal choices (stream CHOICE) and of gamma='median'.
     n_threads : int or None
@@ -113,9 +122,10 @@ class RBP(KernelLearner):
     summary = "Randomized Budget Perceptron: Perceptron that deletes a random SV when the budget is full"
     paper = "Cavallanti, Cesa-Bianchi & Gentile, Machine Learning 2007"
 
-    def __init__(self, gamma=None, budget=100, eta=0.1, epsilon=0.1, task="classification", seed=0,
+    def __init__(self, gamma="auto", budget=100, eta=0.1, epsilon=0.1, task="classification", preset="auto", seed=0,
                  n_threads=None):
         self.gamma = gamma
+        self.preset = preset
         self.budget = budget
         self.eta = eta
         self.epsilon = epsilon

@@ -330,8 +330,11 @@ class RRF(FeatureLearner):
     ----------
     n_components : int
         Number of frequencies D (2D weights) (100, paper §4.2).
-    gamma : float, 'median' or None
-        Initial per-feature width g0 (0.5: rho = 0, paper Alg. 1); None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Initial per-feature width g0.  'auto' (default): chosen online on the first 1,000 examples
+        among multiples of the median-heuristic width, with and without dividing each feature by
+        its range (onlinekern.selection); the 'paper' preset: 0.5 (rho = 0, paper Alg. 1);
+        None = 1/n_features.
     eta : float
         Step size of w in the scaled-feature convention (0.3 = the reference demo's 0.003 times D).
     eta_gamma : float
@@ -348,6 +351,12 @@ class RRF(FeatureLearner):
         regression.
     epsilon : float
         Width of the epsilon-insensitive tube (0.1).
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Decides E (FEATURES stream), w0 (INIT stream) and the median heuristic.
     n_threads : int or None
@@ -373,11 +382,13 @@ class RRF(FeatureLearner):
     summary = ("reparameterized random features: FOGD learning one kernel width per input feature "
                "(e^rho kept within a factor 1e8 of its start)")
     paper = "Nguyen, Le, Bui & Phung, IJCAI 2017"
+    paper_defaults = {"gamma": 0.5}
 
-    def __init__(self, n_components=100, gamma=0.5, eta=0.3, eta_gamma=1e-4, lam=0.0, init=0.0,
-                 loss="hinge", epsilon=0.1, seed=0, n_threads=None):
+    def __init__(self, n_components=100, gamma="auto", eta=0.3, eta_gamma=1e-4, lam=0.0, init=0.0,
+                 loss="hinge", epsilon=0.1, preset="auto", seed=0, n_threads=None):
         self.n_components = n_components
         self.gamma = gamma
+        self.preset = preset
         self.eta = eta
         self.eta_gamma = eta_gamma
         self.lam = lam
@@ -419,9 +430,8 @@ class RRF(FeatureLearner):
         (``feature_map_.transform`` gives the initial map, Omega = sqrt(2 g0) E.)  The scores are
         ``transform(X) @ coef_.T``.
         """
-        from onlinekern._core.learner import RowData
         self._check_fitted()
-        return self.core_.transform(RowData(self._validate_X(X, reset=False), self.n_features_in_))
+        return self.core_.transform(self.row_data(self._validate_X(X, reset=False)))
 
     @property
     def log_bandwidth_(self):

@@ -592,10 +592,19 @@ class ShrinkingGradient(KernelLearner):
         exp(-gamma ||x - x'||^2); 'coordinate' = sqrt(d) x_w with w uniform over the d
         coordinates (the paper's Section 6 experiment), whose kernel is the linear kernel
         E_w[psi(x; w) psi(x'; w)] = x^T x' (gamma unused).
-    gamma : float, 'median' or None
-        Kernel width of the Fourier feature; None = 1/n_features.
+    gamma : float, 'auto', 'median' or None
+        Kernel width of the Fourier feature; 'auto' (default): chosen online on the first 1,000
+        examples among multiples of the median-heuristic width, with and without dividing each
+        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        None = 1/n_features.
     task : {'regression', 'classification'}
         Regression (default, the paper's setting) or classification (binary/multiclass, ext).
+    preset : {'auto', 'paper'}
+        'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
+        first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
+        are standardised online (running mean and standard deviation; predictions and RMSE stay in
+        the user's units).  'paper': every 'auto' parameter takes the papers' value
+        (``paper_defaults``, ALGORITHMS.md's tables) and targets are used as given.
     seed : int
         Decides every estimator draw (in [0, 2^64)).
     n_threads : int or None
@@ -610,7 +619,7 @@ class ShrinkingGradient(KernelLearner):
     paper = "Livni, Carmon & Globerson, ICML 2017"
 
     def __init__(self, norm_bound=1.0, n_samples=100, predict_samples=None, eta=None, horizon=None,
-                 exact_predict=False, feature="fourier", gamma=None, task="regression", seed=0, n_threads=None):
+                 exact_predict=False, feature="fourier", gamma="auto", task="regression", preset="auto", seed=0, n_threads=None):
         self.norm_bound = norm_bound
         self.n_samples = n_samples
         self.predict_samples = predict_samples
@@ -619,6 +628,7 @@ class ShrinkingGradient(KernelLearner):
         self.exact_predict = exact_predict
         self.feature = feature
         self.gamma = gamma
+        self.preset = preset
         self.task = task
         self.seed = seed
         self.n_threads = n_threads
