@@ -407,7 +407,7 @@ import numbers
 import numpy as np
 
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
-from onlinekern.base import KernelLearner
+from onlinekern.base import KernelLearner, is_auto
 
 cdef enum Maintenance:
     MAINTAIN_REMOVAL = 0
@@ -872,17 +872,35 @@ def _bsgd_loss(epsilon, int task):
     return PyTaskLoss("hinge", task == TASK_MULTICLASS)
 
 
+#: lam of the product preset for regression: the first Pegasos step 1/lam = 10 on targets
+#: standardised online.  The papers' 1e-4 (BSGD) or 2/T (DualSGD) makes every coefficient
+#: -g/(lam t), so early predictions reach 1e4 target units and the squared loss diverges; measured on
+#: the first 2,000 rows of casp, cadata and abalone (BENCHMARKS.md "Defaults"), lam in [0.01, 0.1]
+#: is the best of {1e-4, ..., 1} for both learners and 0.1 the safer end.
+REGRESSION_LAM = 0.1
+
+
 class _BSGD(KernelLearner):
     """Shared Python half of BSGDRemoval and BSGDMerge (not registered: no family)."""
+
+    paper_defaults = {"gamma": None, "lam": 1e-4}
 
     losses = None
     tasks = ("binary", "multiclass", "regression")
     paper = "Wang, Crammer & Vucetic, JMLR 2012"
     _maintenance = REMOVAL
 
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """lam: the papers' 1e-4 for classification, :data:`REGRESSION_LAM` for regression."""
+        if name == "lam" and task == "regression":
+            return REGRESSION_LAM
+        return self.paper_defaults[name]
+
     def _validate_params(self):
         super()._validate_params()
-        if isinstance(self.lam, (bool, np.bool_)) or not isinstance(self.lam, numbers.Real) \
+        if is_auto(self.lam):
+            pass
+        elif isinstance(self.lam, (bool, np.bool_)) or not isinstance(self.lam, numbers.Real) \
                 or not np.isfinite(self.lam) or self.lam <= 0:
             raise ValueError(f"lam must be a positive finite number (Pegasos steps 1/(lam t)), got {self.lam!r}")
         tol = getattr(self, "merge_tol", 1e-4)
@@ -893,7 +911,7 @@ class _BSGD(KernelLearner):
         core = BSGDCore()
         # one slot beyond the budget: step 3 appends before step 4 restores |S| <= B
         core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget) + 1, self._n_threads())
-        core._setup_budget(int(self.budget), self._maintenance, float(self.lam),
+        core._setup_budget(int(self.budget), self._maintenance, float(self.param_value("lam")),
                            float(getattr(self, "merge_tol", 1e-4)))
         core.loss = _bsgd_loss(self.epsilon, task)
         return core
@@ -921,7 +939,8 @@ class BSGDRemoval(_BSGD):
         feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float
-        Pegasos regularisation lambda > 0, step 1/(lambda t) (1e-4, BudgetedSVM ``-L``).
+        Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): the papers' 1e-4
+        (BudgetedSVM ``-L``) for classification, 0.1 for regression (REGRESSION_LAM).
     epsilon : float
         Regression tube of the epsilon-insensitive loss (0.1; regression is ext).
     task : {'classification', 'regression'}
@@ -942,7 +961,7 @@ class BSGDRemoval(_BSGD):
     summary = "budgeted Pegasos (BSGD): delete the smallest-norm SV when over budget"
     _maintenance = REMOVAL
 
-    def __init__(self, budget=50, gamma="auto", lam=1e-4, epsilon=0.1, task="classification", preset="auto", seed=0,
+    def __init__(self, budget=50, gamma="auto", lam="auto", epsilon=0.1, task="classification", preset="auto", seed=0,
                  n_threads=None):
         self.budget = budget
         self.gamma = gamma
@@ -970,7 +989,8 @@ class BSGDMerge(_BSGD):
         feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float
-        Pegasos regularisation lambda > 0, step 1/(lambda t) (1e-4, BudgetedSVM ``-L``).
+        Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): the papers' 1e-4
+        (BudgetedSVM ``-L``) for classification, 0.1 for regression (REGRESSION_LAM).
     merge_tol : float
         Golden-section tolerance: stop when the bracket is narrower than 2 merge_tol (1e-4,
         BudgetedSVM).
@@ -994,7 +1014,7 @@ class BSGDMerge(_BSGD):
     summary = "budgeted Pegasos (BSGD-M): merge the smallest-norm SV with its best partner"
     _maintenance = MERGING
 
-    def __init__(self, budget=50, gamma="auto", lam=1e-4, merge_tol=1e-4, epsilon=0.1, task="classification",
+    def __init__(self, budget=50, gamma="auto", lam="auto", merge_tol=1e-4, epsilon=0.1, task="classification",
                  preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.gamma = gamma

@@ -19,7 +19,7 @@ from onlinekern._core.losses cimport TaskLoss
 import numpy as np
 from onlinekern._core.learner import TASK_NAMES
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
-from onlinekern.base import KernelLearner, RandomFeatureModel, _positive
+from onlinekern.base import KernelLearner, RandomFeatureModel, _positive, is_auto
 from onlinekern.learners.ogd import task_loss
 
 
@@ -187,6 +187,14 @@ cdef class DualSGDCore(KernelCore):
         self.n_merged = int(st["n_merged"])
 
 
+#: lam of the product preset for regression: the first Pegasos step 1/lam = 10 on targets
+#: standardised online.  The papers' 2/T makes every coefficient -g/(lam t), so early predictions
+#: reach T/2 target units and the squared loss diverges; measured on the first 2,000 rows of casp,
+#: cadata and abalone (BENCHMARKS.md "Defaults"), lam in [0.01, 0.1] is the best of
+#: {1e-3, ..., 1} for every regression loss and 0.1 the safer end.
+REGRESSION_LAM = 0.1
+
+
 class DualSGD(RandomFeatureModel, KernelLearner):
     """Dual space gradient descent: a budgeted kernel expansion whose overflow is merged into a
     random-feature (dual space) linear model.
@@ -214,8 +222,9 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         examples among multiples of the median-heuristic width, with and without dividing each
         feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    lam : float or None
-        Pegasos regularisation lambda, step 1/(lambda t).  None: 2/T when the stream length T
+    lam : float, 'auto' or None
+        Pegasos regularisation lambda, step 1/(lambda t).  'auto' (default): None for
+        classification, 0.1 for regression (REGRESSION_LAM).  None: 2/T when the stream length T
         is known (the demo's 2/N): ``horizon`` if given, else the rows given to ``fit`` or
         ``run_online`` (the CLI's file); 1e-4 when it is not (``partial_fit`` on a fresh model, a
         stream of unknown length).  ``horizon_`` records the T used.  Every
@@ -248,7 +257,9 @@ class DualSGD(RandomFeatureModel, KernelLearner):
     summary = "dual space gradient descent: budgeted Pegasos whose overflow SVs merge into random-feature weights"
     paper = "Le, Nguyen, Nguyen & Phung, NIPS 2016"
 
-    def __init__(self, budget=100, k_merge=20, n_components=200, gamma="auto", lam=None, horizon=None,
+    paper_defaults = {"gamma": None, "lam": None}
+
+    def __init__(self, budget=100, k_merge=20, n_components=200, gamma="auto", lam="auto", horizon=None,
                  loss="logistic", epsilon=0.1, maintenance="k-merging", preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.k_merge = k_merge
@@ -267,16 +278,23 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         # the shared checks (lam and horizon may be None: their defaults), then lam > 0 (Pegasos
         # steps 1/(lam t)) and the maintenance rule
         KernelLearner._validate_params(self)
-        if self.lam is not None:
+        if self.lam is not None and not is_auto(self.lam):
             _positive("lam", self.lam)
         if self.maintenance not in MAINTENANCE:
             raise ValueError(f"maintenance must be one of {', '.join(MAINTENANCE)}, got {self.maintenance!r}")
 
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """lam: the papers' rule (None: 2/T) for classification, :data:`REGRESSION_LAM` for regression."""
+        if name == "lam" and task == "regression":
+            return REGRESSION_LAM
+        return self.paper_defaults[name]
+
     def _lambda(self):
         """The lambda in use: lam, else 2/T with T = horizon or the length of the stream given to
         ``fit`` / ``run_online`` (T known), else 1e-4 (§3.11)."""
-        if self.lam is not None:
-            return float(self.lam)
+        lam = self.param_value("lam")
+        if lam is not None:
+            return float(lam)
         T = self.__dict__.get("horizon_", self.horizon)
         if T is not None:
             return 2.0 / float(T)

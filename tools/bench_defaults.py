@@ -1,0 +1,202 @@
+"""Do the defaults learn?  Every registered learner x every shared data set of its task.
+
+For each cell -- the first ``--rows`` rows (5,000) of permutation 0 of seed 0, once with the
+features as in the file ("raw") and once min-max scaled to [0, 1] on those rows ("scaled"),
+targets as in the file -- one online pass with no options at all, and the trivial online
+predictor on the same stream (the most frequent label so far, or the running mean).  A cell
+*learns* when the mistake rate is <= 0.8 x the trivial one, or the RMSE <= 0.9 x.  With
+``--tuned`` it also runs the learner's own tuned error (``onlinekern.tune`` on a 10 % subset with
+the papers' preset and grid, then one pass with the chosen point), and the cells where no learner
+learns even tuned count as learning when the default is within 1.1 x the best tuned learner.
+
+    python tools/bench_defaults.py --data-dir ../shared/data --out defaults.jsonl   # resumable
+    python tools/bench_defaults.py --out defaults.jsonl --report            # tables + plot only
+    python tools/bench_defaults.py --only fogd-hinge,ogd-l2 --sets a9a,abalone --tuned
+"""
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import onlinekern as ok
+from onlinekern.preprocessing import FeatureScaler
+from onlinekern.protocol import trivial_error
+from onlinekern.seeding import permutation
+
+SETS = {
+    "binary": ["a9a", "ijcnn1", "cod-rna.tr", "w8a", "magic04", "mushrooms", "australian",
+               "german.numer", "splice", "svmguide1"],
+    "multiclass": ["pendigits", "letter.scale", "poker"],
+    "regression": ["casp", "cadata", "abalone"],
+}
+RATIO = {"binary": 0.8, "multiclass": 0.8, "regression": 0.9}
+
+
+def load_cell(data_dir, name, rows):
+    """The first ``rows`` rows of permutation 0 of seed 0 of ``name`` (.xz in data_dir)."""
+    X, y = ok.load_libsvm(str(Path(data_dir) / f"{name}.xz"))
+    p = permutation(0, 0, X.shape[0])[:rows]
+    return X[p], np.asarray(y)[p]
+
+
+def make(name, task, **params):
+    """A learner for ``task``: learners with a ``task`` parameter get it set."""
+    cls = ok.available_learners()[name]["class"]
+    if "task" in cls._get_param_names():
+        params.setdefault("task", "regression" if task == "regression" else "classification")
+    return ok.make_learner(name, **params)
+
+
+def run_cell(name, task, X, y):
+    """(error, seconds, chosen) of one pass with the defaults; error inf if it failed."""
+    try:
+        learner = make(name, task)
+        res = ok.run_online(learner, X, y)
+        return float(res.error), float(res.seconds), learner.chosen_params(), None
+    except (ValueError, FloatingPointError, MemoryError) as exc:
+        return math.inf, 0.0, None, f"{type(exc).__name__}: {exc}"
+
+
+def tuned_cell(name, task, X, y):
+    """The learner's own tuned error: papers' grid on a 10 % subset, then one pass."""
+    fixed = {"preset": "paper"}
+    cls = ok.available_learners()[name]["class"]
+    if "task" in cls._get_param_names():
+        fixed["task"] = "regression" if task == "regression" else "classification"
+    try:
+        best = ok.tune(name, X, y, params=fixed, subset=0.1, seed=0, n_jobs=1).best_params
+        return float(ok.run_online(ok.make_learner(name, **best), X, y).error), best
+    except (ValueError, FloatingPointError, MemoryError) as exc:
+        return math.inf, {"error": str(exc)}
+
+
+def cells(only, sets):
+    for name, info in ok.available_learners().items():
+        if only and name not in only:
+            continue
+        for task in info["tasks"]:
+            for data in SETS[task]:
+                if not sets or data in sets:
+                    yield name, task, data
+
+
+def measure(args):
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            r = json.loads(line)
+            done.add((r["learner"], r["data"], r["features"]))
+    cache = {}
+    with out.open("a") as f:
+        for name, task, data in cells(args.only, args.sets):
+            for features in ("raw", "scaled"):
+                if (name, data, features) in done:
+                    continue
+                if (data, features) not in cache:
+                    X, y = load_cell(args.data_dir, data, args.rows)
+                    if features == "scaled":
+                        X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
+                    cache[data, features] = (X, y, trivial_error(y, task))
+                X, y, triv = cache[data, features]
+                t0 = time.perf_counter()
+                err, sec, chosen, why = run_cell(name, task, X, y)
+                rec = {"learner": name, "task": task, "data": data, "features": features,
+                       "rows": int(len(y)), "default": err, "trivial": triv, "seconds": sec,
+                       "chosen": chosen, "failure": why}
+                if args.tuned:
+                    rec["tuned"], rec["tuned_params"] = tuned_cell(name, task, X, y)
+                rec["wall"] = time.perf_counter() - t0
+                f.write(json.dumps(rec, default=float) + "\n")
+                f.flush()
+                print(f"{name:18s} {data:13s} {features:6s} default {err:10.4g}  trivial {triv:10.4g}"
+                      + (f"  tuned {rec['tuned']:10.4g}" if args.tuned else ""), flush=True)
+
+
+def learns(r, best_tuned):
+    """The issue's criterion for one record; best_tuned: best tuned error on (data, features)."""
+    if not math.isfinite(r["default"]):
+        return False
+    if r["default"] <= RATIO[r["task"]] * r["trivial"]:
+        return True
+    bt = best_tuned.get((r["data"], r["features"]))
+    return bt is not None and bt > RATIO[r["task"]] * r["trivial"] and r["default"] <= 1.1 * bt
+
+
+def report(args):
+    recs = [json.loads(line) for line in Path(args.out).read_text().splitlines()]
+    best_tuned = {}
+    for r in recs:
+        if math.isfinite(r.get("tuned", math.inf)):
+            key = (r["data"], r["features"])
+            best_tuned[key] = min(best_tuned.get(key, math.inf), r["tuned"])
+    print(f"{len(recs)} cells, {args.rows} rows each\n")
+    print("| features | cells | learn | % | non-finite or failed |")
+    print("|---|---:|---:|---:|---:|")
+    for feat in ("raw", "scaled"):
+        sub = [r for r in recs if r["features"] == feat]
+        n_ok = sum(learns(r, best_tuned) for r in sub)
+        bad = sum(not math.isfinite(r["default"]) for r in sub)
+        print(f"| {feat} | {len(sub)} | {n_ok} | {100 * n_ok / max(len(sub), 1):.1f} | {bad} |")
+    for key, title in (("learner", "learner"), ("data", "data set")):
+        print(f"\n| {title} | cells | learn (raw) | learn (scaled) | default within 1.25 x tuned |")
+        print("|---|---:|---:|---:|---:|")
+        for k in sorted({r[key] for r in recs}):
+            sub = [r for r in recs if r[key] == k]
+            raw = [r for r in sub if r["features"] == "raw"]
+            sc = [r for r in sub if r["features"] == "scaled"]
+            tuned = [r for r in sub if math.isfinite(r.get("tuned", math.inf))]
+            close = (f"{sum(r['default'] <= 1.25 * r['tuned'] for r in tuned)}/{len(tuned)}"
+                     if tuned else "-")
+            print(f"| {k} | {len(sub)} | {sum(learns(r, best_tuned) for r in raw)}/{len(raw)} | "
+                  f"{sum(learns(r, best_tuned) for r in sc)}/{len(sc)} | {close} |")
+    failed = [r for r in recs if not learns(r, best_tuned)]
+    print(f"\ncells that do not learn ({len(failed)}): learner data features default / trivial")
+    for r in failed:
+        print(f"  {r['learner']} {r['data']} {r['features']} {r['default']:.4g} / {r['trivial']:.4g}")
+    if args.plot and any("tuned" in r for r in recs):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(5, 5))
+        for feat, mark in (("raw", "o"), ("scaled", "x")):
+            pts = [(r["tuned"] / r["trivial"], r["default"] / r["trivial"]) for r in recs
+                   if r["features"] == feat and math.isfinite(r.get("tuned", math.inf))
+                   and math.isfinite(r["default"]) and r["trivial"] > 0]
+            if pts:
+                a = np.array(pts)
+                ax.scatter(a[:, 0], np.minimum(a[:, 1], 3), marker=mark, s=12, label=feat)
+        ax.plot([0, 3], [0, 3], "k-", lw=0.8)
+        ax.set_xlabel("tuned error / trivial")
+        ax.set_ylabel("default error / trivial (capped at 3)")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        print(f"\nplot written to {args.plot}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    p.add_argument("--rows", type=int, default=5000)
+    p.add_argument("--only", type=lambda s: set(s.split(",")), default=None, help="learner names")
+    p.add_argument("--sets", type=lambda s: set(s.split(",")), default=None, help="data set names")
+    p.add_argument("--tuned", action="store_true", help="also the learner's own tuned error (slow)")
+    p.add_argument("--out", default="defaults.jsonl", help="JSONL results, appended (resumable)")
+    p.add_argument("--report", action="store_true", help="only print the tables of --out")
+    p.add_argument("--plot", help="PNG: default against tuned error, one point per cell")
+    args = p.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    if not args.report:
+        measure(args)
+    report(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
