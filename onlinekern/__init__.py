@@ -32,4 +32,4 @@ __all__ = sorted(_learners.__all__) + [
     "stream_libsvm", "sweep", "tune",
 ]
 from onlinekern.sweep import sweep  # noqa: E402  (python -m onlinekern.sweep stays the CLI)
-from onlinekern.tune import tune  # noqa: E402
+from onlinekern.experiments.tuning import tune  # noqa: E402

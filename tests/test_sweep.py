@@ -20,10 +20,13 @@ from onlinekern.io import load_libsvm, save_libsvm
 from onlinekern.learners import KernelOGD as OGD
 from onlinekern.protocol import run_online
 from onlinekern.registry import make_learner
-from onlinekern.results import ResultStore, StoreLockedError, cell_key, read_results
-from onlinekern.sweep import main, parse_data_spec, sweep
-from onlinekern.tune import (DEFAULT_GAMMAS, default_grid, expand_grid, load_grid_file,
-                             normalise_grid, parse_grid, subset_indices, tune)
+from onlinekern.experiments import runner
+from onlinekern.experiments.data import parse_data_spec
+from onlinekern.experiments.grids import (DEFAULT_GAMMAS, default_grid, expand_grid, load_grid_file,
+                                          normalise_grid, parse_grid, subset_fraction, subset_indices)
+from onlinekern.experiments.store import ResultStore, StoreLockedError, cell_key, read_results
+from onlinekern.sweep import main, sweep
+from onlinekern.experiments.tuning import tune
 
 REPO = Path(__file__).resolve().parents[1]
 CLS_DATA = str(REPO / "data" / "sample_classification.libsvm")
@@ -464,8 +467,7 @@ def test_a_cell_that_kills_its_worker_is_isolated_and_recorded(monkeypatch, smal
     """A worker lost on one cell (segfault, OOM kill): the other cells finish, the sweep retries,
     then runs the remaining cells one at a time and records the culprit as failed."""
     from joblib.externals.loky.process_executor import TerminatedWorkerError
-    mod = sys.modules["onlinekern.sweep"]
-    real = mod._keyed_run_cell
+    real = runner.keyed_run_cell
     calls = []
 
     def flaky(spec, *args):
@@ -474,7 +476,7 @@ def test_a_cell_that_kills_its_worker_is_isolated_and_recorded(monkeypatch, smal
             raise TerminatedWorkerError("A worker process managed by the executor was unexpectedly terminated.")
         return real(spec, *args)
 
-    monkeypatch.setattr(mod, "_keyed_run_cell", flaky)
+    monkeypatch.setattr(runner, "keyed_run_cell", flaky)
     X, y = small
     recs = sweep("ogd-hinge", (X, y), runs=5, n_jobs=2, backend="threading", progress=False)
     assert [r["status"] for r in recs] == ["ok", "ok", "failed", "ok", "ok"]
@@ -484,7 +486,6 @@ def test_a_cell_that_kills_its_worker_is_isolated_and_recorded(monkeypatch, smal
 
 
 def test_subset_fraction_rule():
-    from onlinekern.tune import subset_fraction
     assert subset_fraction("auto", 141691) == 0.1 and subset_fraction("auto", 5929413) == 0.01
     assert subset_fraction(0.25, 10) == 0.25
     for bad in ("most", 0, 1.5, True):
@@ -494,12 +495,11 @@ def test_subset_fraction_rule():
 
 def test_thread_pool_limits_are_shared_and_restored():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from onlinekern.sweep import _limit_threads
 
     def sizes():
         return [i["num_threads"] for i in threadpoolctl.threadpool_info()]
     before = sizes()
-    a, b = _limit_threads(), _limit_threads()          # two tasks in one worker process
+    a, b = runner.limit_threads(), runner.limit_threads()          # two tasks in one worker process
     assert all(n == 1 for n in sizes())
     a.restore_original_limits()
     assert all(n == 1 for n in sizes())                 # b still runs: the limit stays
