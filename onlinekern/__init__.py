@@ -3,7 +3,7 @@
 Learners share one API (scikit-learn conventions) over compiled cores; ``run_online`` measures
 the online mistake rate or RMSE the papers report; ``load_libsvm`` reads LIBSVM files fast.
 """
-__version__ = "0.1.0"
+from onlinekern.version import __version__  # noqa: F401
 
 try:
     from onlinekern._core import learner as _compiled  # noqa: F401

@@ -147,6 +147,23 @@ def describe_labels(y, task, max_classes=6):
     return f"{task}: " + ", ".join(parts) + more
 
 
+def print_list(out):
+    """Every algorithm name with its tasks, grouped by family with its summary and paper."""
+    from onlinekern.registry import available_learners
+    table = available_learners()
+    width = max(len(n) for n in table) + 4
+    tw = max(len(", ".join(i["tasks"])) for i in table.values()) + 2
+    for family in sorted({i["family"] for i in table.values()}):
+        info = table[family]
+        cls = info["class"]
+        print(f"{family:<{width}}{', '.join(info['tasks']):<{tw}}{cls.summary}", file=out)
+        print(f"{'':<{width}}{'':<{tw}}{cls.paper}" + (f"  [{cls.__name__}]"), file=out)
+        for name, i in table.items():
+            if i["family"] == family and name != family:
+                print(f"  {name:<{width - 2}}{', '.join(i['tasks']):<{tw}}loss {i['loss']}", file=out)
+    print("\nName an algorithm as FAMILY or FAMILY-LOSS; `-a NAME --help` shows its options.", file=out)
+
+
 # ---- output ------------------------------------------------------------------------------------
 
 def mean_std(values):

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-import onlinekern
+from onlinekern.version import __version__
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
 from onlinekern.experiments.data import DataSet, subset_of
@@ -182,7 +182,7 @@ def run_cell(spec, kind, shape, a, b, c, y):
     finally:
         if limiter is not None:
             limiter.restore_original_limits()
-    out.update(version=onlinekern.__version__, machine=machine_info(), pid=os.getpid(),
+    out.update(version=__version__, machine=machine_info(), pid=os.getpid(),
                wall_seconds=time.time() - t0,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     return to_jsonable(out)
@@ -550,7 +550,7 @@ def _parent_failure(cell, exc, lost):
     msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     if isinstance(exc, lost):
         msg = "the worker running this cell died: " + msg
-    return {"status": "failed", "error": msg, "version": onlinekern.__version__,
+    return {"status": "failed", "error": msg, "version": __version__,
             "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -9,9 +9,10 @@ import argparse
 import sys
 import time
 
-import onlinekern
+from onlinekern.version import __version__
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
+from onlinekern.console import print_list
 from onlinekern.experiments.data import NoPairsError, datasets_from
 from onlinekern.experiments.grids import default_grid, expand_grid, grid_for, normalise_grid
 from onlinekern.experiments.report import format_table
@@ -122,7 +123,7 @@ def build_parser():
     g.add_argument("--progress", choices=("auto", "bar", "lines", "off"), default="auto",
                    help="progress on stderr (default: a bar on a terminal, else a line every 10 s)")
     g.add_argument("-q", "--quiet", action="store_true", help="print no summary table")
-    g.add_argument("--version", action="version", version=f"onlinekern {onlinekern.__version__}")
+    g.add_argument("--version", action="version", version=f"onlinekern {__version__}")
     cli.add_learner_options(p, title="learner options (fixed parameters; see onlinekern.train -a ALGO --help)")
     return p
 
@@ -156,7 +157,6 @@ def _parse_param_options(items):
 
 
 def _main(argv):
-    from onlinekern.train import print_list
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     ns = parser.parse_args(argv)

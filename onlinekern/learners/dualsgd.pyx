@@ -19,7 +19,7 @@ from onlinekern._core.losses cimport TaskLoss
 import numpy as np
 from onlinekern._core.learner import TASK_NAMES
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
-from onlinekern.base import KernelLearner, RandomFeatureModel, _positive
+from onlinekern.base import KernelLearner, RandomFeatureModel, check_positive as _positive
 from onlinekern.learners.ogd import task_loss
 
 
