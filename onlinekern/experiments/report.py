@@ -27,7 +27,7 @@ import numpy as np
 
 from onlinekern.experiments.store import read_results
 
-__all__ = ["format_seconds", "format_table", "load_results", "plot", "summarize"]
+__all__ = ["format_comparison", "format_seconds", "format_table", "load_results", "plot", "summarize"]
 
 
 def load_results(paths):
@@ -282,6 +282,45 @@ def format_table(records, format="text", phase="run", time=True):
     lines += ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
     lines += notes
     return "\n".join(lines)
+
+
+def format_comparison(records, reference, phase="run"):
+    """Markdown tables setting the records' errors and times beside a paper's.
+
+    ``reference``: ``{data name: {algorithm: {"label": ..., "error": ..., "seconds": ...}}}``
+    (strings as printed in the paper; algorithms without an entry get ``—``).  One section per
+    data set: algorithm, our mean ± std error (best in bold), the paper's, our time per run,
+    the paper's, and the parameters the runs used (tuned and fixed; ``task`` left out).
+    """
+    rows = summarize(records, phase)
+    out = []
+    for data in dict.fromkeys(r["data"] for r in rows):
+        mine = [r for r in rows if r["data"] == data]
+        ref = reference.get(data, {})
+        regression = mine[0]["metric"] == "rmse"
+        fmt = ".4f" if regression else ".2f"
+        metric = "RMSE" if regression else "mistake rate (%)"
+        finite = [r["error_mean"] for r in mine if math.isfinite(r["error_mean"])]
+        best = min(finite) if finite else None
+        out += [f"## {data}", "",
+                f"| algorithm | onlinekern | {metric} | paper | time (s) | paper time (s) | setting |",
+                "|---|---|---|---|---|---|---|"]
+        for r in sorted(mine, key=lambda r: (r["algorithm"] not in ref, list(ref).index(r["algorithm"])
+                                             if r["algorithm"] in ref else 0)):
+            e = ref.get(r["algorithm"], {})
+            if math.isfinite(r["error_mean"]):
+                ours = f"{r['error_mean']:{fmt}} ± {r['error_std']:{fmt}}"
+                ours = f"**{ours}**" if r["error_mean"] == best else ours
+            else:
+                ours = "failed"
+            if r["n_failed"]:
+                ours += f" ({r['n_failed']} of {r['n_runs'] + r['n_failed']} runs failed)"
+            setting = ", ".join(f"{k}={_fmt(v)}" for k, v in r["params"].items() if k != "task")
+            out.append(f"| {e.get('label', '—')} | `{r['algorithm']}` | {ours} | {e.get('error', '')} | "
+                       f"{format_seconds(r['seconds_mean'], r['seconds_std'], r['n_runs'])} | "
+                       f"{e.get('seconds', '')} | {setting} |")
+        out.append("")
+    return "\n".join(out)
 
 
 def _csv(rows):

@@ -11,6 +11,7 @@ import sys
 
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
+from onlinekern.experiments.config import ExperimentError, load_experiment, render_outputs
 from onlinekern.experiments.report import format_table, load_results, plot
 
 __all__ = ["build_parser", "main"]
@@ -23,7 +24,12 @@ def build_parser():
     p = cli.Parser(prog=PROG, usage="python -m onlinekern.report RESULTS.jsonl [...] [options]",
                    description="Tables (text, Markdown, CSV) and plots of onlinekern.sweep results.",
                    formatter_class=cli.HelpFormatter, allow_abbrev=False)
-    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results files of onlinekern.sweep")
+    p.add_argument("results", nargs="*", metavar="RESULTS.jsonl", help="results files of onlinekern.sweep")
+    p.add_argument("--config", metavar="NAME|FILE",
+                   help="write the tables and plots an experiment file lists ([[output]]), from its "
+                        "results file or the RESULTS given")
+    p.add_argument("--output-dir", metavar="DIR", default=".",
+                   help="with --config: where the outputs go (default: the working directory)")
     p.add_argument("--format", choices=("text", "markdown", "csv"), default="text",
                    help="table format (default: text)")
     p.add_argument("--plot", metavar="OUT.png",
@@ -40,7 +46,10 @@ def build_parser():
 
 def _main(argv):
     ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    recs = []
+    if ns.config:
+        return _render_config(ns)
+    if not ns.results:
+        raise UsageError("no results file given (or --config NAME)")
     for path in ns.results:
         if not os.path.exists(path):
             raise DataError(f"{path}: No such file or directory")
@@ -65,6 +74,28 @@ def _main(argv):
             raise DataError(str(exc)) from None
         for w in written:
             print(f"plot written to {w}", file=sys.stderr)
+    return cli.EXIT_OK
+
+
+def _render_config(ns):
+    try:
+        exp = load_experiment(ns.config)
+    except ExperimentError as exc:
+        raise UsageError(str(exc)) from None
+    paths = ns.results or [exp.out]
+    for path in paths:
+        if not os.path.exists(path):
+            raise DataError(f"{path}: No such file or directory (run python -m onlinekern.sweep "
+                            f"--config {ns.config} first)")
+    try:
+        written = render_outputs(exp, load_results(paths), results=", ".join(paths),
+                                 output_dir=ns.output_dir)
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    except ExperimentError as exc:
+        raise DataError(str(exc)) from None
+    for w in written:
+        print(f"written {w}", file=sys.stderr)
     return cli.EXIT_OK
 
 

@@ -13,6 +13,8 @@ from onlinekern.version import __version__
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
 from onlinekern.console import print_list
+from onlinekern.experiments.config import (ExperimentError, available_experiments, load_experiment,
+                                           run_experiment)
 from onlinekern.experiments.data import NoPairsError, datasets_from
 from onlinekern.experiments.grids import default_grid, expand_grid, grid_for, normalise_grid
 from onlinekern.experiments.report import format_table
@@ -88,7 +90,15 @@ def build_parser():
     g.add_argument("--data", action="append", metavar="FILE",
                    help="LIBSVM data set; FILE+FILE concatenates rows (ijcnn1+ijcnn1.t), "
                         "NAME=FILE names it; repeat for several data sets")
-    g.add_argument("--runs", type=_positive_int, default=10, metavar="R",
+    g.add_argument("--config", metavar="NAME|FILE",
+                   help="run an experiment file (TOML; a shipped name such as ijcai17-table1, see "
+                        "--list-configs) instead of -a/--data/--grid/--tune options")
+    g.add_argument("--data-dir", metavar="DIR", default=".",
+                   help="with --config: where the data files are (NAME or NAME.xz; default: .)")
+    g.add_argument("--only", action="append", metavar="NAME",
+                   help="with --config: only these data sets of the experiment")
+    g.add_argument("--list-configs", action="store_true", help="list the shipped experiment files, then exit")
+    g.add_argument("--runs", type=_positive_int, default=None, metavar="R",
                    help="runs per setting, each over its own random permutation (default: 10)")
     g.add_argument("--n-jobs", type=_jobs, default=None, metavar="N",
                    help="parallel workers, one core each (default: all cores; -1 all, -2 all but one)")
@@ -163,6 +173,15 @@ def _main(argv):
     if ns.list:
         print_list(sys.stdout)
         return cli.EXIT_OK
+    if ns.list_configs:
+        for name in available_experiments():
+            print(f"{name:<24}{load_experiment(name).title}")
+        return cli.EXIT_OK
+    if ns.config:
+        return _run_config(ns)
+    if ns.only or ns.data_dir != ".":
+        raise UsageError("--data-dir and --only go with --config")
+    ns.runs = 10 if ns.runs is None else ns.runs
     if not ns.algorithms:
         raise UsageError("no algorithm given: use -a ALGO[,ALGO...] (see --list)")
     if not ns.data:
@@ -240,6 +259,46 @@ def _main(argv):
         if failed:
             line += f", {failed} failed"
         print(line + (f"; results in {ns.out}" if ns.out else ""))
+    return cli.EXIT_OK
+
+
+def _run_config(ns):
+    """``--config``: run an experiment file; the options that describe a sweep are refused."""
+    clash = [opt for opt, given in (("-a", ns.algorithms), ("--data", ns.data), ("--grid", ns.grid),
+                                    ("--grid-file", ns.grid_file), ("--param", ns.param),
+                                    ("--tune", ns.tune), ("--runs", ns.runs is not None),
+                                    ("--scale", ns.scale), ("--scale-target", ns.scale_target),
+                                    ("--file-order", ns.file_order)) if given]
+    clash += [opt for _, (_, opt) in cli.given_params(ns).items()]
+    if clash:
+        raise UsageError(f"--config describes the whole experiment: drop {', '.join(clash)}")
+    try:
+        exp = load_experiment(ns.config)
+    except ExperimentError as exc:
+        raise UsageError(str(exc)) from None
+    out = ns.out or exp.out
+    mode = "off" if ns.quiet and ns.progress == "auto" else ns.progress
+    t0 = time.monotonic()
+    try:
+        records = run_experiment(exp, ns.data_dir, out=out, n_jobs=ns.n_jobs, backend=ns.backend,
+                                 scheduler=ns.scheduler, progress=mode, retry_failed=ns.retry_failed,
+                                 only=ns.only, dry_run=ns.dry_run)
+    except ExperimentError as exc:
+        raise UsageError(str(exc)) from None
+    except StoreLockedError as exc:
+        raise DataError(str(exc)) from None
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (finished runs are kept in {out}; run the same command again "
+              "to resume)", file=sys.stderr, flush=True)
+        raise
+    if ns.dry_run:
+        return cli.EXIT_OK
+    if not ns.quiet:
+        finals = [r for r in records if r is not None and r.get("phase") == "run"]
+        print(format_table(finals, "text"))
+        print(f"{exp.name}: {len(records)} records in {hms(time.monotonic() - t0)}; results in {out}; "
+              f"tables and plots: python -m onlinekern.report --config {ns.config}"
+              + (f" --results {out}" if ns.out else ""))
     return cli.EXIT_OK
 
 
