@@ -620,8 +620,8 @@ def test_experiment_file_errors_name_file_and_key(tmp_path, capsys, edit, messag
 
 
 def test_config_refuses_sweep_options_and_unknown_names(capsys):
-    assert main(["--config", "ijcai17-table1", "-a", "fogd-hinge", "-D", "100"]) == 2
-    assert "drop -a, -D" in capsys.readouterr().err
+    assert main(["--config", "ijcai17-table1", "--tune", "-D", "100"]) == 2
+    assert "drop --tune, -D" in capsys.readouterr().err
     assert main(["--config", "no-such-paper"]) == 2
     assert "ijcai17-table1" in capsys.readouterr().err       # the shipped names are listed
     assert main(["--list-configs"]) == 0

@@ -351,8 +351,12 @@ def plan(exp, name, ds):
 
 
 def run_experiment(exp, data_dir, out=None, n_jobs=None, backend=None, scheduler=None, client=None,
-                   progress=None, retry_failed=False, only=None, dry_run=False, stream=None):
+                   progress=None, retry_failed=False, only=None, algorithms=None, dry_run=False,
+                   stream=None):
     """Run every data set of ``exp`` (resumable through its results file); the records.
+
+    ``only`` and ``algorithms`` restrict the run to some of the experiment's data sets and
+    algorithms (the cells are the same as in a full run, so a later full run skips them).
 
     With ``dry_run`` nothing runs: the plan and the number of runs are printed on ``stream``
     and the cells already in the results file are counted."""
@@ -365,10 +369,20 @@ def run_experiment(exp, data_dir, out=None, n_jobs=None, backend=None, scheduler
             raise ExperimentError(f"{Path(exp.path).name}: no data set {n!r} ({', '.join(exp.data)})")
     if out and not dry_run and os.path.dirname(os.path.abspath(out)):
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    wanted = None
+    if algorithms:
+        wanted = [canonical_name(a) for a in algorithms]
+        for a in wanted:
+            if a not in exp.algorithms:
+                raise ExperimentError(f"{Path(exp.path).name}: no algorithm {a!r} in [algorithms]")
     total = 0
     for name in names:
         ds = load_data(exp, name, data_dir)
         algs, params, grid = plan(exp, name, ds)
+        if wanted is not None:
+            algs = [a for a in algs if a in wanted]
+            params = {a: params[a] for a in algs}
+            grid = {a: grid[a] for a in algs}
         nparams = normalise_params(params, algs)
         norm = normalise_grid(grid)
         check_grid_names(norm, algs, nparams)

@@ -96,7 +96,8 @@ def build_parser():
     g.add_argument("--data-dir", metavar="DIR", default=".",
                    help="with --config: where the data files are (NAME or NAME.xz; default: .)")
     g.add_argument("--only", action="append", metavar="NAME",
-                   help="with --config: only these data sets of the experiment")
+                   help="with --config: only these data sets of the experiment (-a: only these "
+                        "algorithms of it)")
     g.add_argument("--list-configs", action="store_true", help="list the shipped experiment files, then exit")
     g.add_argument("--runs", type=_positive_int, default=None, metavar="R",
                    help="runs per setting, each over its own random permutation (default: 10)")
@@ -264,7 +265,7 @@ def _main(argv):
 
 def _run_config(ns):
     """``--config``: run an experiment file; the options that describe a sweep are refused."""
-    clash = [opt for opt, given in (("-a", ns.algorithms), ("--data", ns.data), ("--grid", ns.grid),
+    clash = [opt for opt, given in (("--data", ns.data), ("--grid", ns.grid),
                                     ("--grid-file", ns.grid_file), ("--param", ns.param),
                                     ("--tune", ns.tune), ("--runs", ns.runs is not None),
                                     ("--scale", ns.scale), ("--scale-target", ns.scale_target),
@@ -282,7 +283,9 @@ def _run_config(ns):
     try:
         records = run_experiment(exp, ns.data_dir, out=out, n_jobs=ns.n_jobs, backend=ns.backend,
                                  scheduler=ns.scheduler, progress=mode, retry_failed=ns.retry_failed,
-                                 only=ns.only, dry_run=ns.dry_run)
+                                 only=ns.only, dry_run=ns.dry_run,
+                                 algorithms=[a for x in ns.algorithms or [] for a in x.split(",")
+                                             if a.strip()])
     except ExperimentError as exc:
         raise UsageError(str(exc)) from None
     except StoreLockedError as exc:
