@@ -216,6 +216,12 @@ def find_cycles(graph):
 def check_tree(root, top="onlinekern"):
     """(cycles, violations) of the package ``root/top``; each cycle lists its modules and the
     import lines that close it, each violation reads ``path:line: message``."""
+    cycles, violations, _ = scan_tree(root, top)
+    return cycles, violations
+
+
+def scan_tree(root, top="onlinekern"):
+    """(cycles, violations, graph): ``graph`` maps each module to the modules it imports."""
     modules = find_modules(root, top)
     graph, where, violations = {}, {}, []
     for name, paths in modules.items():
@@ -239,7 +245,7 @@ def check_tree(root, top="onlinekern"):
         lines = [f"{where[(a, b)]}: {a} imports {b}" for a in comp for b in sorted(graph[a])
                  if b in members]
         cycles.append(" -> ".join(comp) + "\n    " + "\n    ".join(lines))
-    return cycles, violations
+    return cycles, violations, graph
 
 
 # ---- the package ---------------------------------------------------------------------------------
@@ -252,6 +258,25 @@ def test_no_import_cycles():
 def test_no_module_uses_another_modules_private_names():
     _, violations = check_tree(REPO)
     assert not violations, "private names used across modules:\n" + "\n".join(violations)
+
+
+ENGINE_LAYERS = ["grids", "store", "specs", "data", "runner", "tuning", "sweep", "report", "config",
+                 "sweep_cli", "report_cli"]
+
+
+def test_experiment_engine_modules_import_only_lower_layers():
+    """The order onlinekern/experiments/__init__.py documents: no module imports one above it."""
+    _, _, graph = scan_tree(REPO)
+    prefix = "onlinekern.experiments."
+    engine = {m[len(prefix):] for m in graph if m.startswith(prefix)}
+    assert engine == set(ENGINE_LAYERS)
+    for i, mod in enumerate(ENGINE_LAYERS):
+        for dep in graph[prefix + mod]:
+            if dep.startswith(prefix):
+                assert ENGINE_LAYERS.index(dep[len(prefix):]) < i, f"{mod} imports {dep}"
+    doc = (PACKAGE / "experiments" / "__init__.py").read_text()
+    positions = [doc.index(f"experiments.{m}`") for m in ENGINE_LAYERS]
+    assert positions == sorted(positions)
 
 
 def test_the_checker_sees_the_whole_package():
