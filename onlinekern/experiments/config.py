@@ -383,6 +383,9 @@ def run_experiment(exp, data_dir, out=None, n_jobs=None, backend=None, scheduler
             algs = [a for a in algs if a in wanted]
             params = {a: params[a] for a in algs}
             grid = {a: grid[a] for a in algs}
+        if not algs:
+            print(f"{exp.name}: no algorithm of the selection runs on {name}", file=stream)
+            continue
         nparams = normalise_params(params, algs)
         norm = normalise_grid(grid)
         check_grid_names(norm, algs, nparams)

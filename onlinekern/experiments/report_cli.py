@@ -21,7 +21,8 @@ PROG = "onlinekern.report"
 
 def build_parser():
     """The argument parser of ``python -m onlinekern.report``."""
-    p = cli.Parser(prog=PROG, usage="python -m onlinekern.report RESULTS.jsonl [...] [options]",
+    p = cli.Parser(prog=PROG, usage=("python -m onlinekern.report RESULTS.jsonl [...] [options] | "
+                                     "--config NAME [RESULTS.jsonl]"),
                    description="Tables (text, Markdown, CSV) and plots of onlinekern.sweep results.",
                    formatter_class=cli.HelpFormatter, allow_abbrev=False)
     p.add_argument("results", nargs="*", metavar="RESULTS.jsonl", help="results files of onlinekern.sweep")

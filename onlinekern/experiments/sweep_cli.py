@@ -288,7 +288,7 @@ def _run_config(ns):
                                              if a.strip()])
     except ExperimentError as exc:
         raise UsageError(str(exc)) from None
-    except StoreLockedError as exc:
+    except (StoreLockedError, NoPairsError) as exc:
         raise DataError(str(exc)) from None
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (finished runs are kept in {out}; run the same command again "
@@ -301,7 +301,7 @@ def _run_config(ns):
         print(format_table(finals, "text"))
         print(f"{exp.name}: {len(records)} records in {hms(time.monotonic() - t0)}; results in {out}; "
               f"tables and plots: python -m onlinekern.report --config {ns.config}"
-              + (f" --results {out}" if ns.out else ""))
+              + (f" {out}" if ns.out else ""))
     return cli.EXIT_OK
 
 
