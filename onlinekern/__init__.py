@@ -3,7 +3,7 @@
 Learners share one API (scikit-learn conventions) over compiled cores; ``run_online`` measures
 the online mistake rate or RMSE the papers report; ``load_libsvm`` reads LIBSVM files fast.
 """
-__version__ = "0.1.0"
+from onlinekern.version import __version__  # noqa: F401
 
 try:
     from onlinekern._core import learner as _compiled  # noqa: F401
@@ -32,4 +32,4 @@ __all__ = sorted(_learners.__all__) + [
     "stream_libsvm", "sweep", "tune",
 ]
 from onlinekern.sweep import sweep  # noqa: E402  (python -m onlinekern.sweep stays the CLI)
-from onlinekern.tune import tune  # noqa: E402
+from onlinekern.experiments.tuning import tune  # noqa: E402

@@ -52,17 +52,20 @@ class NotFittedError(ValueError, AttributeError):
     """Raised when a learner is used for prediction before it has seen data."""
 
 
-def _positive(name, v):
+def check_positive(name, v):
+    """ValueError naming ``name`` unless ``v`` is a finite number > 0."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {v!r}")
 
 
-def _nonnegative(name, v):
+def check_nonnegative(name, v):
+    """ValueError naming ``name`` unless ``v`` is a finite number >= 0."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
 
 
-def _positive_int(name, v):
+def check_positive_int(name, v):
+    """ValueError naming ``name`` unless ``v`` is an integer >= 1."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
         raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
@@ -74,7 +77,7 @@ def _unit_open(name, v):
 
 def _threads(name, v):
     if v is not None:
-        _positive_int(name, v)
+        check_positive_int(name, v)
 
 
 def _seed(name, v):
@@ -111,20 +114,20 @@ def is_auto(value):
 
 # Checks by parameter name, shared by every learner that has the parameter.
 PARAM_CHECKS = {
-    "eta": _positive,
-    "lam": _nonnegative,
-    "epsilon": _nonnegative,
-    "huber_delta": _positive,
+    "eta": check_positive,
+    "lam": check_nonnegative,
+    "epsilon": check_nonnegative,
+    "huber_delta": check_positive,
     "quantile": _unit_open,
-    "n_components": _positive_int,
-    "budget": _positive_int,             # None only where the learner's default is None
+    "n_components": check_positive_int,
+    "budget": check_positive_int,             # None only where the learner's default is None
     "seed": _seed,
     "n_threads": _threads,
     "gamma": _gamma,
-    "rank": _positive_int,
-    "k_merge": _positive_int,
-    "horizon": _positive_int,            # None only where the learner's default is None
-    "eta_linear": _positive,
+    "rank": check_positive_int,
+    "k_merge": check_positive_int,
+    "horizon": check_positive_int,            # None only where the learner's default is None
+    "eta_linear": check_positive,
     "precision": _precision,
     "preset": _preset,
 }

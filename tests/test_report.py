@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onlinekern.report import format_table, load_results, main, plot, summarize
-from onlinekern.results import ResultStore, cell_key
+from onlinekern.experiments.report import format_table, load_results, plot, summarize
+from onlinekern.experiments.store import ResultStore, cell_key
+from onlinekern.report import main
 
 REPO = Path(__file__).resolve().parents[1]
 CLS_DATA = str(REPO / "data" / "sample_classification.libsvm")

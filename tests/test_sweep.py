@@ -3,6 +3,7 @@ JSONL results store: cells equal single ``run_online`` passes (and ``onlinekern.
 identical numbers for every n_jobs and backend (loky, threading, Dask), resume after ``kill -9``,
 half-written lines, failed cells, grids and the tuning protocol."""
 import hashlib
+import re
 import json
 import os
 import signal
@@ -20,10 +21,13 @@ from onlinekern.io import load_libsvm, save_libsvm
 from onlinekern.learners import KernelOGD as OGD
 from onlinekern.protocol import run_online
 from onlinekern.registry import make_learner
-from onlinekern.results import ResultStore, StoreLockedError, cell_key, read_results
-from onlinekern.sweep import main, parse_data_spec, sweep
-from onlinekern.tune import (DEFAULT_GAMMAS, default_grid, expand_grid, load_grid_file,
-                             normalise_grid, parse_grid, subset_indices, tune)
+from onlinekern.experiments import runner
+from onlinekern.experiments.data import parse_data_spec
+from onlinekern.experiments.grids import (DEFAULT_GAMMAS, default_grid, expand_grid, load_grid_file,
+                                          normalise_grid, parse_grid, subset_fraction, subset_indices)
+from onlinekern.experiments.store import ResultStore, StoreLockedError, cell_key, read_results
+from onlinekern.sweep import main, sweep
+from onlinekern.experiments.tuning import tune
 
 REPO = Path(__file__).resolve().parents[1]
 CLS_DATA = str(REPO / "data" / "sample_classification.libsvm")
@@ -464,8 +468,7 @@ def test_a_cell_that_kills_its_worker_is_isolated_and_recorded(monkeypatch, smal
     """A worker lost on one cell (segfault, OOM kill): the other cells finish, the sweep retries,
     then runs the remaining cells one at a time and records the culprit as failed."""
     from joblib.externals.loky.process_executor import TerminatedWorkerError
-    mod = sys.modules["onlinekern.sweep"]
-    real = mod._keyed_run_cell
+    real = runner.keyed_run_cell
     calls = []
 
     def flaky(spec, *args):
@@ -474,7 +477,7 @@ def test_a_cell_that_kills_its_worker_is_isolated_and_recorded(monkeypatch, smal
             raise TerminatedWorkerError("A worker process managed by the executor was unexpectedly terminated.")
         return real(spec, *args)
 
-    monkeypatch.setattr(mod, "_keyed_run_cell", flaky)
+    monkeypatch.setattr(runner, "keyed_run_cell", flaky)
     X, y = small
     recs = sweep("ogd-hinge", (X, y), runs=5, n_jobs=2, backend="threading", progress=False)
     assert [r["status"] for r in recs] == ["ok", "ok", "failed", "ok", "ok"]
@@ -484,7 +487,6 @@ def test_a_cell_that_kills_its_worker_is_isolated_and_recorded(monkeypatch, smal
 
 
 def test_subset_fraction_rule():
-    from onlinekern.tune import subset_fraction
     assert subset_fraction("auto", 141691) == 0.1 and subset_fraction("auto", 5929413) == 0.01
     assert subset_fraction(0.25, 10) == 0.25
     for bad in ("most", 0, 1.5, True):
@@ -494,15 +496,151 @@ def test_subset_fraction_rule():
 
 def test_thread_pool_limits_are_shared_and_restored():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from onlinekern.sweep import _limit_threads
 
     def sizes():
         return [i["num_threads"] for i in threadpoolctl.threadpool_info()]
     before = sizes()
-    a, b = _limit_threads(), _limit_threads()          # two tasks in one worker process
+    a, b = runner.limit_threads(), runner.limit_threads()          # two tasks in one worker process
     assert all(n == 1 for n in sizes())
     a.restore_original_limits()
     assert all(n == 1 for n in sizes())                 # b still runs: the limit stays
     b.restore_original_limits()
     b.restore_original_limits()                         # idempotent
     assert sizes() == before
+
+
+# ---- experiment files (TOML) -------------------------------------------------------------------------
+
+from onlinekern.experiments.config import (ExperimentError, available_experiments,  # noqa: E402
+                                           load_experiment)
+from onlinekern.report import main as report_main  # noqa: E402
+
+EXPERIMENT = """\
+[experiment]
+title = "two learners on the sample"
+seed = 3
+runs = 2
+out = "{out}"
+
+[data.sample]
+files = ["sample_classification.libsvm"]
+rows = 500
+vars = {{ D = 40 }}
+
+[algorithms.fogd-hinge]
+n_components = "@D"
+
+[algorithms.ogd-hinge]
+
+[grid."*"]
+eta = [0.3, 1.0]
+
+[paper.sample]
+fogd-hinge = {{ label = "FOGD", error = "12.34 ± 0.56", seconds = "7" }}
+
+[[output]]
+kind = "compare"
+file = "cmp.md"
+
+[[output]]
+kind = "table"
+format = "csv"
+file = "sub/table.csv"
+"""
+
+
+def _experiment(tmp_path, text=EXPERIMENT):
+    path = tmp_path / "exp.toml"
+    path.write_text(text.format(out=tmp_path / "exp.jsonl"))
+    return path
+
+
+def test_experiment_file_runs_the_same_cells_as_sweep(tmp_path, capsys):
+    """An experiment file is a sweep: the same records as onlinekern.sweep with the same data
+    set (500 rows drawn under the root seed), parameters and grid; a re-run resumes."""
+    path = _experiment(tmp_path)
+    data_dir = str(REPO / "data")
+    assert main(["--config", str(path), "--data-dir", data_dir, "--n-jobs", "1", "-q"]) == 0
+    got = read_results(tmp_path / "exp.jsonl")
+    assert len(got) == 2 * 2 * 2
+    exp = load_experiment(path)
+    from onlinekern.experiments.config import load_data
+    ds = load_data(exp, "sample", data_dir)
+    assert ds.n_rows == 500 and ds.name == "sample (500 rows)"
+    want = sweep(["fogd-hinge", "ogd-hinge"], {ds.name: ds}, runs=2, seed=3, grid={"eta": [0.3, 1.0]},
+                 params={"fogd-hinge": {"n_components": 40}}, progress=False)
+    assert sorted(r["key"] for r in got) == sorted(r["key"] for r in want)
+    assert _numbers(sorted(got, key=lambda r: r["key"])) == _numbers(sorted(want, key=lambda r: r["key"]))
+    assert main(["--config", str(path), "--data-dir", data_dir, "--dry-run"]) == 0
+    assert capsys.readouterr().out.count("2 settings × 2 runs, 4 done") == 2
+    assert main(["--config", str(path), "--data-dir", data_dir, "-q"]) == 0
+    assert len(read_results(tmp_path / "exp.jsonl", latest=False)) == 8      # nothing re-run
+    out_dir = tmp_path / "outputs"
+    assert report_main(["--config", str(path), "--output-dir", str(out_dir)]) == 0
+    cmp = (out_dir / "cmp.md").read_text()
+    assert "## sample (500 rows)" in cmp and "| FOGD | `fogd-hinge` |" in cmp and "12.34 ± 0.56" in cmp
+    assert "| — | `ogd-hinge` |" in cmp
+    rows = (out_dir / "sub" / "table.csv").read_text().splitlines()[1:]
+    assert len(rows) == 4 and all(r.startswith("sample (500 rows),classification") or
+                                  r.startswith("sample (500 rows),binary") for r in rows)
+
+
+def test_experiment_tuning_narrow_and_default_grid_values(tmp_path):
+    text = EXPERIMENT.replace('[grid."*"]\neta = [0.3, 1.0]\n', '[grid.ogd-hinge]\ngamma = [0.5, 2]\n'
+                              'lam = "default"\n') \
+        .replace("[data.sample]", "[tuning]\nsubset = 0.5\nnarrow = 3\n\n[data.sample]")
+    exp = load_experiment(_experiment(tmp_path, text))
+    from onlinekern.experiments.config import load_data, plan
+    ds = load_data(exp, "sample", str(REPO / "data"))
+    algs, params, grid = plan(exp, "sample", ds)
+    assert params["fogd-hinge"] == {"n_components": 40}
+    full = default_grid("fogd-hinge", 500, {"n_components": 40})
+    mid = len(full["eta"]) // 2
+    assert grid["fogd-hinge"]["eta"] == full["eta"][mid - 1:mid + 2]
+    lam = default_grid("ogd-hinge", 500)["lam"]
+    assert grid["ogd-hinge"] == {"gamma": [0.5, 2.0], "lam": lam[len(lam) // 2 - 1:len(lam) // 2 + 2]}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("runs = 2", "runs = 0"), "experiment.runs: expected an integer >= 1"),
+    (("rows = 500", "rows = 500\ncolour = 1"), "data.sample.colour: unknown key"),
+    (('n_components = "@D"', 'n_components = "@E"'), "algorithms.fogd-hinge.n_components: @E is not in the vars"),
+    (("[algorithms.ogd-hinge]", "[algorithms.no-such]"), "algorithms.no-such: unknown algorithm"),
+    (('kind = "compare"', 'kind = "pie"'), "output[0].kind: expected one of"),
+    (("[paper.sample]", "[paper.other]"), "paper.other: no data set"),
+    (("eta = [0.3, 1.0]", "eta = [0.3, 1.0]\nbudget = [10]"), 'grid.*.budget: no algorithm of the grid has'),
+    (("title =", "title = = "), "exp.toml: "),
+])
+def test_experiment_file_errors_name_file_and_key(tmp_path, capsys, edit, message):
+    path = _experiment(tmp_path, EXPERIMENT.replace(*edit))
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        load_experiment(path)
+    assert main(["--config", str(path), "--data-dir", str(REPO / "data")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_config_refuses_sweep_options_and_unknown_names(capsys):
+    assert main(["--config", "ijcai17-table1", "--tune", "-D", "100"]) == 2
+    assert "drop --tune, -D" in capsys.readouterr().err
+    assert main(["--config", "no-such-paper"]) == 2
+    assert "ijcai17-table1" in capsys.readouterr().err       # the shipped names are listed
+    assert main(["--list-configs"]) == 0
+    assert "ijcai17-table1" in capsys.readouterr().out
+
+
+def test_missing_data_file_is_a_data_error(tmp_path, capsys):
+    assert main(["--config", str(_experiment(tmp_path)), "--data-dir", str(tmp_path)]) == 1
+    assert "sample_classification.libsvm.xz" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", available_experiments())
+def test_shipped_experiment_files_dry_run(shared_data, name, capsys):
+    exp = load_experiment(name)
+    for d in exp.data.values():
+        for f in d["files"]:
+            shared_data.compressed(f)                    # skip (or fail in CI) without the data
+    assert main(["--config", name, "--data-dir", str(shared_data.root), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"{name}: " in out and " runs in all" in out
+    for d in exp.data:
+        assert f"{d}: " in out

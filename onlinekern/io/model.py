@@ -80,7 +80,7 @@ def save_model(learner, path, extra=None):
     ``load_model(path)`` gives a learner that predicts bit-identically and continues learning
     with ``partial_fit`` exactly as the saved one would.
     """
-    from onlinekern import __version__
+    from onlinekern.version import __version__
 
     learner._check_fitted()
     arrays = {}

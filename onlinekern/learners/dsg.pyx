@@ -68,7 +68,8 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy, ok_vcossin
 
 import numpy as np
 from onlinekern._core.losses import TaskLoss as PyTaskLoss, canonical_loss
-from onlinekern.base import OnlineLearner, _nonnegative, _positive, _positive_int
+from onlinekern.base import (OnlineLearner, check_nonnegative as _nonnegative,
+                             check_positive as _positive, check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES
 from onlinekern.seeding import CHOICE, DSG_BLOCK
 

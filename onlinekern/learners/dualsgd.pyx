@@ -19,7 +19,7 @@ from onlinekern._core.losses cimport TaskLoss
 import numpy as np
 from onlinekern._core.learner import TASK_NAMES
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
-from onlinekern.base import KernelLearner, RandomFeatureModel, _positive, is_auto
+from onlinekern.base import KernelLearner, RandomFeatureModel, check_positive, is_auto
 from onlinekern.learners.ogd import task_loss
 
 
@@ -279,7 +279,7 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         # steps 1/(lam t)) and the maintenance rule
         KernelLearner._validate_params(self)
         if self.lam is not None and not is_auto(self.lam):
-            _positive("lam", self.lam)
+            check_positive("lam", self.lam)
         if self.maintenance not in MAINTENANCE:
             raise ValueError(f"maintenance must be one of {', '.join(MAINTENANCE)}, got {self.maintenance!r}")
 

@@ -30,7 +30,8 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 import functools
 
 import numpy as np
-from onlinekern.base import KernelLearner, _positive, _positive_int
+from onlinekern.base import (KernelLearner, check_positive as _positive,
+                             check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 
 # eigenvalues at or below this fraction of the largest are dropped (§3.10 step 1)

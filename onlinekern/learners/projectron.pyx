@@ -47,7 +47,7 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 
 import numpy as np
 
-from onlinekern.base import KernelLearner, _nonnegative
+from onlinekern.base import KernelLearner, check_nonnegative as _nonnegative
 
 cdef double DELTA2_MIN = 1e-12
 cdef double SQRT2 = 1.4142135623730951

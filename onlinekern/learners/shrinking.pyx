@@ -26,7 +26,8 @@ from onlinekern._core.vmath cimport ok_dot, ok_vcossin
 
 import numpy as np
 
-from onlinekern.base import PARAM_CHECKS, KernelLearner, _positive, _positive_int
+from onlinekern.base import (PARAM_CHECKS, KernelLearner,
+                             check_positive as _positive, check_positive_int as _positive_int)
 from onlinekern.seeding import ESTIMATOR as _ESTIMATOR_STREAM
 
 cdef unsigned int ESTIMATOR = 4          # ALGORITHMS.md §1.5 stream ESTIMATOR

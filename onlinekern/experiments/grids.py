@@ -1,9 +1,6 @@
-"""Hyper-parameter grids and the tuning protocol of the papers (Nguyen et al., IJCAI 2017, §4.3).
+"""Hyper-parameter grids: the papers' defaults, the grid syntax, grid files, tuning subsets.
 
-The protocol: grid search on a random subset of the data (10 % of medium data sets, 1 % above
-500k rows), selecting the setting with the lowest online mistake rate (or RMSE) of one pass; then
-R single passes over random permutations of the full data with the chosen setting.
-:func:`tune` does the first half; ``onlinekern.sweep(..., tune=True)`` does both.
+The tuning protocol that searches these grids is :mod:`onlinekern.experiments.tuning`.
 
 Default grids
 -------------
@@ -50,17 +47,15 @@ algorithm).
 """
 import itertools
 import json
-import math
 import numbers
 import os
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["DEFAULT_GAMMAS", "ETA_REF", "GAMMA_REF", "LAMBDA_EXPONENTS", "TuneResult",
-           "default_grid", "expand_grid", "grid_for", "load_grid_file", "parse_grid",
-           "subset_fraction", "subset_indices", "tune"]
+__all__ = ["DEFAULT_GAMMAS", "ETA_REF", "GAMMA_REF", "LAMBDA_EXPONENTS", "default_grid",
+           "expand_grid", "grid_for", "load_grid_file", "normalise_grid", "parse_grid",
+           "subset_fraction", "subset_indices"]
 
 # ---- the paper's grids (ALGORITHMS.md §4.2), in the reference toolboxes' conventions --------------
 ETA_REF = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -372,126 +367,3 @@ def subset_indices(n, fraction, seed):
         raise ValueError(f"subset must be a fraction in (0, 1], got {fraction!r}")
     m = min(n, max(2, int(round(fraction * n))))
     return np.sort(rng(seed, SUBSET_STREAM).permutation(n)[:m])
-
-
-# ---- the result of tuning -------------------------------------------------------------------------
-
-@dataclass
-class TuneResult:
-    """What the grid search found.
-
-    Attributes
-    ----------
-    algorithm : str
-    metric : 'mistake_rate' or 'rmse'
-    best_params : dict
-        Everything to pass to ``make_learner`` besides the seed: the fixed parameters plus the
-        chosen grid point.  None if every grid point failed.
-    best_error : float
-        The chosen point's online error on the subset (mean over ``runs`` passes).
-    best_point : dict
-        The chosen grid values alone.
-    table : list of dict
-        One row per grid point, in grid order: ``params`` (the grid values), ``error``,
-        ``error_std``, ``seconds``, ``model_size``, ``status``, ``message``.
-    grid : dict
-        The grid searched.
-    n_subset, n_rows : int
-        Rows of the subset and of the full data.
-    records : list of dict
-        The tuning passes' records (as stored in a results file).
-    """
-
-    algorithm: str
-    metric: str
-    best_params: object
-    best_error: float
-    best_point: object
-    table: list = field(repr=False)
-    grid: dict = field(repr=False)
-    n_subset: int = 0
-    n_rows: int = 0
-    subset: float = 0.1
-    seed: int = 0
-    records: list = field(default_factory=list, repr=False)
-
-    def frame(self):
-        """The table as a pandas DataFrame, one column per grid parameter."""
-        import pandas as pd
-        rows = []
-        for row in self.table:
-            r = {k: v for k, v in row.items() if k != "params"}
-            r.update(row["params"])
-            rows.append(r)
-        return pd.DataFrame(rows)
-
-
-def select_best(points, records_by_point, metric):
-    """(table, best index or None): the grid point with the lowest mean error; ties go to the
-    first in grid order; a point with any failed or non-finite run is not eligible."""
-    table = []
-    best = None
-    for i, (point, recs) in enumerate(zip(points, records_by_point)):
-        errs = [r.get(metric) for r in recs]
-        ok = all(r.get("status") == "ok" for r in recs) and all(
-            e is not None and math.isfinite(e) for e in errs)
-        row = {"params": dict(point), "status": "ok" if ok else "failed",
-               "error": float(np.mean(errs)) if ok else None,
-               "error_std": float(np.std(errs, ddof=1)) if ok and len(errs) > 1 else (0.0 if ok else None),
-               "seconds": float(np.mean([r.get("seconds") or 0.0 for r in recs])),
-               "model_size": float(np.mean([r.get("model_size") or 0 for r in recs])) if ok else None,
-               "message": next((r.get("error") for r in recs if r.get("status") != "ok"), None)}
-        table.append(row)
-        if ok and (best is None or row["error"] < table[best]["error"]):
-            best = i
-    return table, best
-
-
-def tune(algorithm, X, y=None, grid=None, subset=0.1, seed=0, n_jobs=None, params=None, runs=1,
-         backend=None, scheduler=None, client=None, out=None, scale=False, scale_target=False,
-         progress=False):
-    """Grid search on a random subset, selecting by online mistake rate (or RMSE).
-
-    Parameters
-    ----------
-    algorithm : str
-        Learner name (``fogd-hinge``, ...).
-    X, y : data
-        A matrix and its labels; or ``X`` a data specification of :func:`onlinekern.sweep`
-        (a LIBSVM path, ``"a+b"``) and ``y`` None.
-    grid : dict, str or path, optional
-        ``{param: values}``, grid text (``"eta=0.1,0.3"``) or a grid file; default
-        :func:`default_grid` (the IJCAI'17 grid in onlinekern's conventions).
-    subset : float or 'auto'
-        Fraction of the rows to tune on (0.1); 'auto' is the paper's rule, 0.01 above 500,000
-        rows, else 0.1.  Rows are :func:`subset_indices` under ``seed``.
-    seed : int
-        Root seed: the subset, and tuning pass t presents the subset in permutation t under
-        ``seed`` with learner seed ``seed + t`` (as run t of a sweep).
-    runs : int
-        Passes per grid point (1, as the paper); their mean error decides.
-    params : dict, optional
-        Fixed parameters (not tuned), e.g. ``{"n_components": 1000}``.
-    n_jobs, backend, scheduler, client, out, scale, scale_target, progress
-        As :func:`onlinekern.sweep`; with ``out`` every grid point's runs are stored and a
-        re-run resumes.
-
-    Returns
-    -------
-    TuneResult
-    """
-    from onlinekern.sweep import _Session, _dataset_from
-    if y is not None:
-        data = (X, y)
-    else:
-        data = X
-    with _Session(out=out, n_jobs=n_jobs, backend=backend, scheduler=scheduler, client=client,
-                  progress=progress) as session:
-        ds = _dataset_from(data, scale=scale, scale_target=scale_target)
-        results = session.tune_pairs([(ds, algorithm, dict(params or {}))], grid=grid,
-                                     subset=subset, seed=seed, runs=runs)
-    res = results[0]
-    if res.best_params is None:
-        msgs = {row["message"] for row in res.table if row["message"]}
-        raise ValueError(f"tuning {algorithm}: every grid point failed ({'; '.join(sorted(msgs))[:500]})")
-    return res
