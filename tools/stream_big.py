@@ -21,7 +21,6 @@ Usage::
     python tools/stream_big.py [--gigabytes 5] [--out DIR] [--keep] [--chunk-rows 65536]
                                [--n-components 400] [--seed 0]
 """
-import argparse
 import json
 import os
 import resource
@@ -34,7 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+import harness as h
+from harness import REPO
+
 D = 22
 POOL = 1 << 18
 BLOCK = 1 << 17
@@ -81,7 +82,7 @@ def write_file(path, gigabytes, seed):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = h.parser(__doc__, repeats=None, data=False)
     p.add_argument("--gigabytes", type=float, default=5.0, help="file size in GB (default: 5)")
     p.add_argument("--out", help="directory for the file (default: a new temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the file (and reuse it if present)")
@@ -89,7 +90,6 @@ def main(argv=None):
     p.add_argument("--n-components", type=int, default=400)
     p.add_argument("--gamma", type=float, default=0.1, help="kernel width (default: 0.1)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", help="write the figures as JSON here")
     a = p.parse_args(argv)
 
     tmp = None
@@ -129,15 +129,15 @@ def main(argv=None):
             "learning_seconds": run["seconds"], "mistake_rate": run["mistake_rate"],
             "model_size": run["model_size"], "chunk_rows": a.chunk_rows,
             "n_components": a.n_components, "generate_seconds": gen_s,
-            "throughput_mb_s": n_bytes / 1e6 / wall,
+            "throughput_mb_s": n_bytes / 1e6 / wall, "machine": h.machine(),
         }
+        print(h.machine_line(figures["machine"]))
         print(proc.stdout.strip())
         print(f"rows {figures['rows']}, file {figures['file_gb']:.2f} GB, peak RSS "
               f"{figures['peak_rss_mb']:.1f} MB (target < 300 MB), wall {wall:.1f} s "
               f"({figures['throughput_mb_s']:.0f} MB/s), learning {run['seconds']:.1f} s, "
               f"mistake rate {run['mistake_rate']:.3f}%", flush=True)
-        if a.json:
-            Path(a.json).write_text(json.dumps(figures, indent=1) + "\n")
+        h.write_json(a.json, figures)
         return 0 if figures["peak_rss_mb"] < 300 else 1
     finally:
         if not a.keep:
