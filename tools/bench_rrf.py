@@ -28,25 +28,17 @@ and in some permutations drove a log-width to the overflow guard's floor in one 
     python tools/bench_rrf.py --only ijcnn1,casp      # sections: ijcnn1, casp, multiclass
     python tools/bench_rrf.py --rho-sweep pendigits:hinge,poker:logistic   # every rho step
 """
-import argparse
 import itertools
-import lzma
-import os
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import harness as h
 
-import onlinekern as ok  # noqa: E402
-from onlinekern.losses import get_loss, get_multiclass_loss  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-from onlinekern.seeding import PERMUTATION, rng  # noqa: E402
+import onlinekern as ok
+from onlinekern.losses import get_loss, get_multiclass_loss
+from onlinekern.preprocessing import FeatureScaler
+from onlinekern.seeding import PERMUTATION, rng
 
 ETA_REF = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)          # paper grid, unscaled features
 GAMMA_REF = (2.0 ** -8, 2.0 ** -4, 2.0 ** -2, 1.0, 2.0 ** 2, 2.0 ** 4, 2.0 ** 8)
@@ -64,29 +56,6 @@ def grid(D, with_rho, n_rows=None):
         axes["eta_gamma"] = list(ETA_GAMMA)
     keys = list(axes)
     return [dict(zip(keys, vals)) for vals in itertools.product(*(axes[k] for k in keys))]
-
-
-class Data:
-    """Decompress shared data once into a temp dir; load with onlinekern's reader."""
-
-    def __init__(self, root):
-        self.root = Path(root)
-        self.tmp = Path(tempfile.mkdtemp(prefix="onlinekern-bench-rrf-"))
-
-    def load(self, *names):
-        paths = []
-        for name in names:
-            src, out = self.root / (name + ".xz"), self.tmp / name
-            if not src.exists():
-                raise SystemExit(f"bench_rrf: {src} not found (use --data-dir)")
-            if not out.exists():
-                with lzma.open(src) as f:
-                    out.write_bytes(f.read())
-            paths.append(out)
-        parts = [ok.load_libsvm(p) for p in paths]
-        width = max(p[0].shape[1] for p in parts)
-        parts = [ok.load_libsvm(p, n_features=width) for p in paths]
-        return sp.vstack([p[0] for p in parts]).tocsr(), np.concatenate([p[1] for p in parts])
 
 
 def score(res):
@@ -266,8 +235,7 @@ def rho_sweep(data, args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=None, json=False)
     ap.add_argument("--runs", type=int, default=10, help="permutations for ijcnn1 and casp (10)")
     ap.add_argument("--mc-runs", type=int, default=10, help="permutations for the multiclass comparison (10)")
     ap.add_argument("--mc-loss", default="hinge,logistic", help="losses of the multiclass comparison")
@@ -279,17 +247,18 @@ def main(argv=None):
                     help="instead of --only: RRF at its tuned point with every rho step, e.g. pendigits:hinge "
                          "(with :G0, both learners at the width G0)")
     args = ap.parse_args(argv)
-    data = Data(args.data_dir)
-    from onlinekern._core import vmath
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"onlinekern {ok.__version__}; SIMD level {vmath.simd_level()}, vector math {vmath.vector_math()}; "
-          f"{os.cpu_count()} cores, load average {load:.1f} at start; {time.strftime('%Y-%m-%d %H:%M')}")
+    data = h.Data(args.data_dir)
+    info = h.machine()
+    print(h.machine_line(info) + f"; {info['date']}")
     sections = {"ijcnn1": section_ijcnn1, "casp": section_casp, "multiclass": section_multiclass}
-    if args.rho_sweep:
-        rho_sweep(data, args)
-        return
-    for key in args.only.split(","):
-        sections[key.strip()](data, args)
+    try:
+        if args.rho_sweep:
+            rho_sweep(data, args)
+            return
+        for key in args.only.split(","):
+            sections[key.strip()](data, args)
+    finally:
+        data.close()
 
 
 if __name__ == "__main__":

@@ -157,14 +157,15 @@ class Data:
 
 # ---- output ------------------------------------------------------------------------------------
 
-def parser(doc, repeats=5, data=True):
-    """An ArgumentParser with the common options: --repeats, --json and (``data``) --data-dir."""
+def parser(doc, repeats=5, data=True, json=True):
+    """An ArgumentParser with the common options: --data-dir, --repeats, --json (each unless None/False)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     if data:
         ap.add_argument("--data-dir", default=str(DATA_DIR), help="folder of NAME.xz (default ../shared/data)")
     if repeats is not None:
         ap.add_argument("--repeats", type=int, default=repeats, help=f"runs per figure, median reported ({repeats})")
-    ap.add_argument("--json", help="also write the figures to this JSON file")
+    if json:
+        ap.add_argument("--json", help="also write the figures to this JSON file")
     return ap
 
 
