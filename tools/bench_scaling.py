@@ -51,11 +51,8 @@ unless ``--out`` is given.
     python tools/bench_scaling.py --only D,t --repeats 5   # re-measure two sections, keep the others
     python tools/bench_scaling.py --replot                 # tables and figures again from the JSON
 """
-import argparse
 import json
 import math
-import os
-import shutil
 import sys
 import tempfile
 import time
@@ -63,18 +60,16 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
+import harness as h
+from harness import REPO, loadavg, md_table, median
 
-import onlinekern as ok  # noqa: E402
-from onlinekern.io.atomic import atomic_write  # noqa: E402
-from onlinekern.seeding import permutation  # noqa: E402
+import onlinekern as ok
+from onlinekern.seeding import permutation
 
-import bench_sweep  # noqa: E402
-from bench import Data, fogd_run, machine, median  # noqa: E402
-from bench_budget_scaling import budgeted_learners, make  # noqa: E402
-from bench_budgeted import IJCNN1 as BUDGETED_IJCNN1, grid_for  # noqa: E402
+import bench_sweep
+from bench import fogd_run
+from bench_budget_scaling import budgeted_learners, make
+from bench_budgeted import IJCNN1 as BUDGETED_IJCNN1, grid_for
 
 FULL = 141_691          # rows of ijcnn1 + ijcnn1.t
 
@@ -135,23 +130,8 @@ def stream(data, rows):
     return X[order], y[order]
 
 
-def loadavg():
-    return round(os.getloadavg()[0], 2)
-
-
 def short_cpu(info):
     return f"{info['cpu'].split(' Processor')[0]}, {info['cores']} cores"
-
-
-TEXT_COLUMNS = ("learner", "block mode", "cost of a step", "sweep")
-
-
-def md_table(head, rows):
-    """A Markdown table: text columns left-aligned, numbers right-aligned."""
-    align = ["---" if i == 0 or h in TEXT_COLUMNS else "---:" for i, h in enumerate(head)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def fmt(v, nd=2):
@@ -396,9 +376,7 @@ def report_t(out):
 # ---- sweep: tools/bench_sweep.py ---------------------------------------------------------------
 
 def section_sweep(data, ns):
-    path = data.tmp / "ijcnn1+ijcnn1.t"
-    if not path.exists():
-        path.write_bytes(data.plain("ijcnn1").read_bytes() + data.plain("ijcnn1.t").read_bytes())
+    path = data.plain("ijcnn1", "ijcnn1.t")
     js = data.tmp / "sweep.json"
     shown = ["--rows", str(ns.sweep_rows), "--repeats", str(ns.sweep_repeats)] + (["--runs", "2"] if ns.quick else [])
     print(f"\n### Sweep scaling: python tools/bench_sweep.py --data IJCNN1_ALL {' '.join(shown)} "
@@ -516,12 +494,10 @@ SECTIONS = {"D": (section_d, report_d), "B": (section_b, report_b), "t": (sectio
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=3, json=False)
     ap.add_argument("--out", default=None, help="folder of the PNGs and scaling.json (default docs/figures; "
                                                 "--quick: a temporary folder)")
     ap.add_argument("--only", default="D,B,t,sweep", help="comma-separated sections: D, B, t, sweep")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per cell, median reported (3)")
     ap.add_argument("--rows-d", type=int, default=20_000, help="prefix rows of the D sweep (20000)")
     ap.add_argument("--rows-b", type=int, default=None, help="prefix rows of every learner in the B sweep "
                                                               "(default: per learner, see BUDGETED)")
@@ -559,13 +535,11 @@ def main(argv=None):
             derive_t(results["t"])
         print(f"figures of {js} (measured from {results['started']} by: {results['command']})")
     else:
-        info = machine()
-        print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numpy {info['numpy']}, "
-              f"SIMD {info['simd']}, libmvec {info['libmvec']}, onlinekern {info['onlinekern']}; "
-              f"load average {loadavg()}")
+        info = h.machine()
+        print(h.machine_line(info))
         command = "python tools/bench_scaling.py " + " ".join(argv if argv is not None else sys.argv[1:])
         results = {"machine": info, "command": command.strip(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-        data = Data(ns.data_dir)
+        data = h.Data(ns.data_dir)
         t0 = time.time()
         try:
             for name in only:
@@ -575,7 +549,7 @@ def main(argv=None):
                                      measured=time.strftime("%Y-%m-%d %H:%M:%S"))
                 sys.stdout.flush()
         finally:
-            shutil.rmtree(data.tmp, ignore_errors=True)
+            data.close()
         results["total_seconds"] = time.time() - t0
         kept = [name for name in SECTIONS if name not in only]
         if kept and js.exists():
@@ -592,7 +566,7 @@ def main(argv=None):
             report(results[name])
     print_slopes(results)
     paths = plots(results, out_dir, info)
-    atomic_write(js, json.dumps(results, indent=1, default=float) + "\n")
+    h.write_json(js, results)
     print("\nwrote " + ", ".join(str(p) for p in paths + [js]))
     return 0
 
