@@ -35,11 +35,8 @@ the arithmetic would cost at peak, not what the current code's choice of routine
     python tools/bench_bounds.py --only fogd,rbp --repeats 1
     python tools/bench_bounds.py --rows 20000          # cap every data set at 20,000 rows
 """
-import argparse
 import json
 import math
-import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,14 +45,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tools"))
-sys.path.insert(0, str(REPO))
+import harness as h
+from harness import REPO
 
-import onlinekern as ok  # noqa: E402
-from onlinekern._core import counter_rng  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-from bench import Data, machine  # noqa: E402  (tools/bench.py: the shared-data loader)
+import onlinekern as ok
+from onlinekern._core import counter_rng
+from onlinekern.preprocessing import FeatureScaler
 
 LEVEL_LIMITS = (("L1", 48 * 1024), ("L2", 1024 * 1024), ("L3", 32 * 1024 * 1024), ("DRAM", float("inf")))
 STREAM_NAMES = {"L1": "stream read 16 KB (L1)", "L2": "stream read 256 KB (L2)",
@@ -101,14 +96,12 @@ def load_primitives(path):
     return p
 
 
-def measure_rng(n=2_000_000, repeats=3):
-    """ns per standard normal / per uniform of the counter-based generator (compiled loop)."""
-    tn, tu = [], []
+def measure_rng(n=2_000_000, repeats=5):
+    """ns per standard normal / per uniform of the counter-based generator (compiled loop), medians."""
     counter_rng.normals(0, 2, 1, 1000)
-    for r in range(repeats):
-        t = time.perf_counter(); counter_rng.normals(0, 2, r + 1, n); tn.append(time.perf_counter() - t)
-        t = time.perf_counter(); counter_rng.uniforms(0, 2, r + 1, n // 4); tu.append(time.perf_counter() - t)
-    return min(tn) / n * 1e9, min(tu) / (n // 4) * 1e9
+    med, _ = h.side_by_side({"normal": lambda: counter_rng.normals(0, 2, 1, n),
+                             "uniform": lambda: counter_rng.uniforms(0, 2, 1, n // 4)}, repeats)
+    return med["normal"] / n * 1e9, med["uniform"] / (n // 4) * 1e9
 
 
 def level_of(ws):
@@ -466,21 +459,17 @@ def fmt_n(v):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=3)
     ap.add_argument("--primitives", default=None, help="JSON of tools/bench_primitives.py (default: measure now)")
     ap.add_argument("--only", help="comma-separated learner names or families (e.g. fogd,rbp,dsg-logit)")
     ap.add_argument("--rows", type=int, help="cap every data set at this many rows")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--json")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
     p = load_primitives(args.primitives)
-    info = machine()
-    load0 = os.getloadavg()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, SIMD {info['simd']}, libmvec {info['libmvec']}; "
-          f"load average at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    info = h.machine()
+    load0 = info["loadavg"]
+    print(h.machine_line(info))
     print(f"primitives: {p['source']} (level {p['level']}, portable build)")
     print(f"  roof {p['roof_ns']:.4f} ns/madd ({p['roof_level']}), exp {p['exp_ns']:.3f} ns, cos+sin {p['cossin_ns']:.3f} ns, "
           f"normal {p['normal_ns']:.2f} ns (uniform {p['uniform_ns']:.2f} ns, measured now); read bandwidth GB/s: "
@@ -492,7 +481,7 @@ def main(argv=None):
     if args.only:
         want = set(args.only.split(","))
         sel = [c for c in sel if c["name"] in want or c["family"] in want]
-    data = Data(args.data_dir)
+    data = h.Data(args.data_dir)
     mats = {}
     for c in sel:
         key = (c["data"], c["rows"] if args.rows is None else min(args.rows, c["rows"] or args.rows))
@@ -525,7 +514,7 @@ def main(argv=None):
         st = stats(c, learner, X, y, res)
         cost = model_for(c, st, p)
         b_ns, terms, lvl = bound(cost, p)
-        meas = statistics.median(times[i])
+        meas = h.median(times[i])
         total_bytes = sum(v[0] for v in cost.parts.values())
         dom = max(terms, key=terms.get)
         rows.append({"learner": c["name"], "family": c["family"], "data": c["data"], "rows": X.shape[0],
@@ -536,9 +525,10 @@ def main(argv=None):
                      "terms_ns": terms, "dominant": dom, "bound_us": b_ns / 1e3, "measured_us": meas,
                      "measured_all_us": times[i], "ratio": meas / (b_ns / 1e3), "notes": cost.notes,
                      "error": res.error})
-    load1 = os.getloadavg()
+    load1 = h.loadavg()
+    data.close()
     print(f"\n### Cost model per learner: bound vs measured µs per example (one thread; load average "
-          f"{load0[0]:.2f} at start, {load1[0]:.2f} at end; median of {args.repeats})\n")
+          f"{load0} at start, {load1} at end; median of {args.repeats})\n")
     print("| learner | data, rows | setting | S avg | u | madd/ex | exp/ex | cossin/ex | normals/ex | bytes/ex (level) | "
           "bound µs | measured µs | ratio | ≤ 2? | dominant term |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
@@ -553,11 +543,8 @@ def main(argv=None):
         for l, dname, n in notes:
             print(f"- {l} ({dname}): {n}")
     print(f"\nwall time {time.perf_counter() - t_start:.0f} s")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"machine": info, "primitives": p, "formula": FORMULA,
-                                               "loadavg_start": load0, "loadavg_end": load1,
-                                               "repeats": args.repeats, "rows": rows}, indent=1, default=float))
+    h.write_json(args.json, {"machine": info, "primitives": p, "formula": FORMULA, "loadavg_start": load0,
+                             "loadavg_end": load1, "repeats": args.repeats, "rows": rows})
     return 0
 
 

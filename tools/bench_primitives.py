@@ -1,74 +1,27 @@
 """Micro-benchmarks of the machine's primitives, for onlinekern's per-learner cost model (issue 7).
 
-A learner's cost per example is bounded by sum over primitives of (count x measured cost per
-unit).  This script measures the cost per unit of exactly the primitives the hot loops use, with
-the same code: ``tools/primitives.c`` includes ``include/ok_vmath.h`` and ``include/ok_kernel.h``
-and is compiled here with setup.py's flags (Python's CFLAGS + CCSHARED, then ``-O3
--fno-math-errno -ffp-contract=off ...`` read from setup.py, ``-fopenmp`` and
-``-DOK_HAVE_LIBMVEC=1 -lmvec`` when setup.py's own probes pass, ``-lm``).  It times, at every
-SIMD dispatch level the CPU has (base = SSE2 / scalar libm, avx2, avx512; ONLINEKERN_SIMD caps):
-
-1. the compute roof: register-resident independent mul+add and FMA chains (GFLOP/s), and the
-   effective core clock (a dependent integer-add chain);
-2. ``ok_dot`` / ``ok_axpy`` per element at n = 128, 1000, 2000, 8000 (and ``ok_sqdist`` at
-   d = 22, 1000);
-3. ``ok_vcossin`` per (cos, sin) pair and ``ok_vexp`` per value at n = 100, 1000, 4000, plus
-   glibc's scalar ``sincos`` for reference;
-4. streaming-read bandwidth at 16 KB / 256 KB / 4 MB / 256 MB, FOGD's sparse projection
-   (``RandomFourierMap.project``: 13 of 22 rows of a 22 x 1000 E, ijcnn1) per multiply-add, and
-   two composites (FOGD features; FOGD updating step) that check the parts add up;
-5. the Gaussian kernel row as ``SupportSet._block`` runs it (``ok_sqdist_fm`` over blocks of
-   128 SVs, scale, ``ok_vexp`` in place; predict adds ``ok_dot`` with the coefficients), B = 1000,
-   ijcnn1-like sparse (d = 22, 13 nnz) and cod-rna-like dense (d = 8), per SV.
-
-Every figure is the median over ``--reps`` repetitions of a loop of ~``--target-ms`` measured
-with the thread's CPU clock (the machine is shared: CPU time is not inflated by waiting for a
-core; wall/CPU in the JSON says how contended the run was).  One thread throughout.
-``--native`` also builds with ``-march=native`` and times the top level (the one the learners
-run) again.
-A third build adds ``-fno-wrapv`` and times ``ok_dot``/``ok_sqdist`` at the top level: Python's
-CFLAGS put ``-fwrapv`` into every extension, under which gcc 12 could not count the trips of
-the old ``for (; i + 16 <= n; i += 16)`` block loop and compiled ``ok_dot``/``ok_sqdist`` as
-scalar code (0.25 ns per element).  The header now uses a counted loop; the ``[-fno-wrapv]``
-rows must therefore equal the portable ones (a check that the fix holds).
-A cross-check times onlinekern's own compiled functions from Python (``onlinekern._core.vmath``
-cossin/exp/dot, ``RandomFourierMap.transform``, ``KernelOGD.decision_function`` with 1000 SVs)
-in one subprocess per ONLINEKERN_SIMD level; these include call overhead and are meant to agree
-with the C figures to within it, not to replace them.
-
-Known sources of error (measured on the 2-core AMD EPYC these machines use):
-
-* scalar libm cos/sin branch on the argument's range; on a repeated array the branch predictor
-  learns the outcomes (16 instead of 28 ns per pair), so arguments are fresh every call;
-* the base-level (SSE2) ``ok_axpy``/``ok_dot`` loops are sensitive to code alignment: the same
-  source gave 0.14 or 0.26 ns per axpy element depending on where the loop fell
-  (``-falign-loops=64`` gives 0.14 back).  Read base rows as +-2x; the vector levels were stable;
-* the machine is shared: CPU-time medians reproduce within ~5-10 % between runs at the vector
-  levels, but single figures with a spread above ~15 % should be re-measured before use.
-
-Using the figures (one thread, per example; ns_X = "ns per unit" of row X at the level used):
-
-* FOGD (D frequencies, nnz non-zeros, C outputs, update probability p):
-  nnz*D x ns(projection) + D x ns(cossin) + C*2D x ns(dot, n=2D) + p*C*2D x ns(axpy, n=2D)
-  (+ C*2D x ns(axpy) with ``average``); the composite rows check this sum;
-* use the rows of the build the package is made with (portable, ``-fwrapv``); the
-  ``[native]`` and ``[-fno-wrapv]`` rows are what those builds would change;
-* budgeted kernel learners with B SVs: B x ns(predict row, B=1000 at the data's d/nnz) per
-  prediction, plus what the learner's update adds (its own dot/axpy/exp counts);
-* anything streaming a model bigger than L2 (e.g. NOGD's B x k matrix): bytes / (GB/s of the
-  matching working-set row) as a floor next to the flop count / GFLOP/s roof.
-
-Commands::
+``tools/primitives.c`` includes ``include/ok_vmath.h`` and ``include/ok_kernel.h``, so every
+primitive runs the learners' own code; it is compiled here as setup.py compiles the extensions
+(Python's CFLAGS + CCSHARED, setup.py's flags read with ``ast``, ``-fopenmp`` and
+``-DOK_HAVE_LIBMVEC=1 -lmvec`` when setup.py's probes pass) and timed at every SIMD level the CPU
+has (base = SSE2 / scalar libm, avx2, avx512; ONLINEKERN_SIMD caps): the compute roof and the
+core clock; ``ok_dot`` / ``ok_axpy`` / ``ok_sqdist``; ``ok_vcossin``, ``ok_vexp`` and libm's
+``sincos``; streaming reads at 16 KB ... 256 MB, FOGD's projection and two composites; the
+Gaussian kernel row of ``SupportSet._block`` at B = 1000.  Each figure is the median of ``--reps``
+loops of ~``--target-ms`` of thread CPU time (wall/CPU in the JSON says how contended the run
+was), one thread.  ``--native`` adds a ``-march=native`` build; a ``-fno-wrapv`` build checks that
+``ok_dot`` / ``ok_sqdist`` stay vectorised under Python's ``-fwrapv`` (its rows must equal the
+portable ones).  A cross-check times onlinekern's compiled functions from Python at each level
+(call overhead included).  docs/performance.md section 1 reads the figures, and says which are
+noisy (base-level loops are alignment-sensitive: read them as +-2x).
 
     python tools/bench_primitives.py                        # portable build, ~1 min of CPU
     python tools/bench_primitives.py --native --json primitives.json
     python tools/bench_primitives.py --target-ms 5 --reps 3 --no-python   # quick smoke run
 """
-import argparse
 import ast
 import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -79,7 +32,11 @@ import textwrap
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import harness as h
+from harness import REPO
+
+from onlinekern.io.atomic import atomic_write
+
 SRC = REPO / "tools" / "primitives.c"
 INCLUDE = REPO / "include"
 SETUP = REPO / "setup.py"
@@ -132,24 +89,21 @@ def probe(cc, source, cflags, libs, tmp):
     return subprocess.run([str(exe)], capture_output=True).returncode == 0
 
 
+MISSING = (("cannot find -lmvec", "glibc's libmvec (libmvec.so; the libc6-dev package on Debian/Ubuntu)"),
+           ("cannot find -lm", "the C math library (libm; libc6-dev)"),
+           ("ok_vmath.h", f"onlinekern's headers in {INCLUDE} (ok_vmath.h / ok_kernel.h)"),
+           ("ok_kernel.h", f"onlinekern's headers in {INCLUDE} (ok_vmath.h / ok_kernel.h)"),
+           ("immintrin.h", "the compiler's x86 intrinsics headers (immintrin.h): an x86-64 gcc is needed"),
+           ("omp.h", "OpenMP support (libgomp)"), ("gomp", "OpenMP support (libgomp)"),
+           ("stdio.h", "the C library headers (libc6-dev)"), ("math.h", "the C library headers (libc6-dev)"),
+           ("x86-64", "an x86-64 target (ok_vmath.h's dispatch levels are x86-only)"))
+
+
 def diagnose(stderr, cmd):
     """Name the missing piece from a failed gcc run."""
     text = stderr.lower()
-    if "cannot find -lmvec" in text:
-        return "glibc's libmvec (libmvec.so; the libc6-dev package on Debian/Ubuntu)"
-    if "cannot find -lm" in text:
-        return "the C math library (libm; libc6-dev)"
-    if "ok_vmath.h" in text or "ok_kernel.h" in text:
-        return f"onlinekern's headers in {INCLUDE} (ok_vmath.h / ok_kernel.h)"
-    if "immintrin.h" in text:
-        return "the compiler's x86 intrinsics headers (immintrin.h): an x86-64 gcc is needed"
-    if "omp.h" in text or "-lgomp" in text or "libgomp" in text:
-        return "OpenMP support (libgomp)"
-    if "stdio.h" in text or "math.h" in text:
-        return "the C library headers (libc6-dev)"
-    if "x86-64" in text:
-        return "an x86-64 target (ok_vmath.h's dispatch levels are x86-only)"
-    return "see the compiler output above; command: " + " ".join(map(shlex.quote, cmd))
+    return next((what for key, what in MISSING if key in text),
+                "see the compiler output above; command: " + " ".join(map(shlex.quote, cmd)))
 
 
 def build(out_dir, native=False, extra=(), tag=""):
@@ -208,32 +162,20 @@ def run_c(exe, args):
 # ---- machine ----------------------------------------------------------------------------
 
 def cpu_info():
-    """Model name, relevant flags and the nominal frequency."""
-    info = {"model": platform.processor() or "unknown", "flags": {}, "cpu_mhz": None, "max_mhz": None,
-            "logical_cpus": os.cpu_count()}
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return info
-    first = text.split("\n\n")[0]
+    """harness.machine() plus the CPU flags of the dispatch levels and the nominal frequency."""
+    info = h.machine()
     fields = {}
-    for line in first.splitlines():
-        if ":" in line:
-            k, v = line.split(":", 1)
-            fields[k.strip()] = v.strip()
-    info["model"] = fields.get("model name", info["model"])
-    flags = set(fields.get("flags", "").split())
-    info["flags"] = {f: f in flags for f in ("avx2", "fma", "avx512f", "avx512dq", "avx512vl")}
-    if "cpu MHz" in fields:
-        info["cpu_mhz"] = float(fields["cpu MHz"])      # under KVM: the TSC rate, a nominal figure
-    info["family"], info["model_number"], info["stepping"] = (fields.get(k) for k in ("cpu family", "model", "stepping"))
-    mx = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-    if mx.exists():
-        info["max_mhz"] = int(mx.read_text()) / 1000.0
     try:
-        info["loadavg_at_start"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+        for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines():
+            k, _, v = line.partition(":")
+            fields[k.strip()] = v.strip()
     except OSError:
         pass
+    flags = set(fields.get("flags", "").split())
+    info["flags"] = {f: f in flags for f in ("avx2", "fma", "avx512f", "avx512dq", "avx512vl")}
+    info["cpu_mhz"] = float(fields["cpu MHz"]) if "cpu MHz" in fields else None   # under KVM: the TSC rate
+    mx = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    info["max_mhz"] = int(mx.read_text()) / 1000.0 if mx.exists() else None
     return info
 
 
@@ -383,10 +325,8 @@ def table(rows):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = h.parser(__doc__, repeats=None, data=False)
     ap.add_argument("--native", action="store_true", help="also build with -march=native and compare")
-    ap.add_argument("--json", metavar="OUT", help="write all results, machine and build info as JSON")
     ap.add_argument("--md", metavar="OUT", help="also write the Markdown table to a file")
     ap.add_argument("--target-ms", type=float, default=50.0, help="length of one timed repetition (default 50)")
     ap.add_argument("--reps", type=int, default=7, help="repetitions per figure, median reported (default 7)")
@@ -454,8 +394,7 @@ def main(argv=None):
     clock = next((r for r in rows if r["primitive"].startswith("core clock")), None)
     walls = sorted(r["wall_over_cpu"] for r in rows)
     head = [
-        f"CPU: {machine['model']} (family {machine.get('family')}, model {machine.get('model_number')}), "
-        f"{machine['logical_cpus']} logical CPUs; flags: "
+        f"CPU: {machine['cpu']}, {machine['cores']} logical CPUs, SIMD {machine['simd']}; flags: "
         + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in machine["flags"].items()),
         f"nominal frequency: {machine['cpu_mhz']} MHz (/proc/cpuinfo 'cpu MHz')"
         + (f", cpufreq max {machine['max_mhz']} MHz" if machine["max_mhz"] else "")
@@ -464,7 +403,7 @@ def main(argv=None):
         f"dispatch levels timed: 0..{max_level}; vector math: {bool(port['meta']['vector_math'])}",
         f"compile: {binfo['command']}",
         f"timing: median of {args.reps} x ~{args.target_ms:g} ms, thread CPU time, one thread; "
-        f"load average at start {machine.get('loadavg_at_start')}; wall/CPU median "
+        f"load average at start {machine['loadavg']}; wall/CPU median "
         f"{walls[len(walls) // 2]:.2f}, max {walls[-1]:.2f}"
         + (f"; all CPUs {100 * busy:.0f}% busy, {100 * steal:.1f}% stolen during the run" if busy is not None else ""),
     ]
@@ -481,11 +420,11 @@ def main(argv=None):
     elapsed = time.time() - t_start
     print(f"\n(total {elapsed:.0f} s)")
     if args.md:
-        Path(args.md).write_text(text + "\n")
+        atomic_write(args.md, text + "\n")
     if args.json:
-        doc = {"machine": machine, "builds": builds, "meta": port["meta"], "args": vars(args),
-               "elapsed_s": elapsed, "machine_busy": busy, "steal": steal, "results": rows, "python_crosscheck": py_rows}
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+        h.write_json(args.json, {"machine": machine, "builds": builds, "meta": port["meta"], "args": vars(args),
+                                 "elapsed_s": elapsed, "machine_busy": busy, "steal": steal, "results": rows,
+                                 "python_crosscheck": py_rows})
         print(f"wrote {args.json}")
 
 
