@@ -51,23 +51,20 @@ because the machine is shared and noisy.
     python tools/bench_anchors.py --skip libsvm,river-wide                    # leave out slow rows
     python tools/bench_anchors.py --vw-curve 40000 --only ijcnn1              # VW vs FOGD by prefix length
 """
-import argparse
 import json
-import shutil
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
+import harness as h
+from harness import median
 
-import onlinekern as ok  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-from onlinekern.seeding import permutation  # noqa: E402
-from bench import Data, machine, median, sklearn_chunks as bench_chunks  # noqa: E402
+import onlinekern as ok
+from onlinekern.preprocessing import FeatureScaler
+from onlinekern.seeding import permutation
+
+from bench import sklearn_chunks as bench_chunks
 
 SEED, RUN = 0, 0
 CHUNK = 256
@@ -355,32 +352,19 @@ def bench_set(key, data, args):
               flush=True)
 
     # -- timed passes, alternating
-    times = {k: [] for k in methods}
-    rates = {k: [] for k in methods}
-    ok_prefix = {}
-    for rep in range(args.repeats):
-        for k, (label, rows_timed, fn) in methods.items():
-            try:
-                sec, r, pref = fn()
-            except Skip as e:
-                out["skipped"][k] = str(e)
-                continue
-            times[k].append(sec)
-            rates[k].append(r)
-            if pref is not None:
-                ok_prefix[k] = pref
-    for k in list(methods):
-        if not times[k]:
-            del methods[k]
-        elif max(rates[k]) != min(rates[k]):
+    med, res = h.side_by_side({k: fn for k, (_, _, fn) in methods.items()}, args.repeats, seconds=lambda r: r[0])
+    rates = {k: [r[1] for r in v] for k, v in res.items()}
+    ok_prefix = {k: v[-1][2] for k, v in res.items() if v[-1][2] is not None}
+    for k in methods:
+        if max(rates[k]) != min(rates[k]):
             print(f"- warning: {k} gave different mistake rates across repeats: {rates[k]}")
 
-    fogd_us = {f: median(times[f]) / n * 1e6 for f in FOGDS}
+    fogd_us = {f: med[f] / n * 1e6 for f in FOGDS}
     rows_md = []
     for k, (label, rows_timed, _) in methods.items():
-        us = median(times[k]) / rows_timed * 1e6
+        us = med[k] / rows_timed * 1e6
         entry = {"label": label, "rows_timed": rows_timed, "us_per_example": us, "mistake_rate": rates[k][0],
-                 "seconds": times[k]}
+                 "seconds": [r[0] for r in res[k]]}
         for f in FOGDS:           # speed-up and mistake rate on the same rows of each FOGD variant
             entry[f"speedup_of_{f}"] = us / fogd_us[f]
             entry[f"{f}_mistake_rate_same_rows"] = rates[f][0] if rows_timed == n else ok_prefix[f][rows_timed]
@@ -525,9 +509,7 @@ def verdicts(m, fogd="fogd"):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = h.parser(__doc__, repeats=3)
     ap.add_argument("--prefix", type=int, default=2000, help="rows timed for the per-example anchors (2000)")
     ap.add_argument("--river-wide-prefix", type=int, default=200,
                     help="rows for river with the literal n_components = 1000 per feature (200)")
@@ -542,7 +524,6 @@ def main(argv=None):
     ap.add_argument("--skip", default="", help="comma-separated: libsvm, river-wide")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS threads for scikit-learn (1, as onlinekern runs n_threads=1; 0 = library default)")
-    ap.add_argument("--json", help="also write every number to this JSON file")
     args = ap.parse_args(argv)
     blas = "library default"
     if args.blas_threads > 0:
@@ -554,10 +535,9 @@ def main(argv=None):
         except ImportError:
             blas = "library default (threadpoolctl not installed)"
     args.skip = [s.strip() for s in args.skip.split(",") if s.strip()]
-    data = Data(args.data_dir)
-    info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numpy {info['numpy']}, "
-          f"SIMD {info['simd']}, libmvec {info['libmvec']}, onlinekern {info['onlinekern']}")
+    data = h.Data(args.data_dir)
+    info = h.machine()
+    print(h.machine_line(info))
     versions = {}
     for mod in ("sklearn", "river", "vowpalwabbit"):
         try:
@@ -578,11 +558,10 @@ def main(argv=None):
                 raise SystemExit(f"bench_anchors: unknown data set {key!r} (ijcnn1, codrna)")
             results["sets"][key] = vw_curve(key, data, args) if args.vw_curve else bench_set(key, data, args)
     finally:
-        shutil.rmtree(data.tmp, ignore_errors=True)       # the decompressed copies
+        data.close()
     results["wall_seconds"] = time.perf_counter() - t0
     print(f"\n(total {results['wall_seconds'] / 60:.1f} min)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    h.write_json(args.json, results)
     return 0
 
 
