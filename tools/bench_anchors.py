@@ -1,50 +1,24 @@
 """Side-by-side anchors (issue 7): onlinekern FOGD and RRF against scikit-learn, river, Vowpal
-Wabbit and batch LIBSVM, on ijcnn1 and cod-rna.tr.
+Wabbit and batch LIBSVM, on ijcnn1 (ijcnn1 + ijcnn1.t, gamma = 0.5) and cod-rna.tr (scaled to
+[0, 1], gamma = 1).  Every online method sees permutation 0 of seed 0 (checked against
+``run_online``'s order) and predicts each example before learning from it.
 
-Data: ijcnn1 = ijcnn1 + ijcnn1.t (141,691 rows, gamma = 0.5); cod-rna.tr (59,535 rows, features
-scaled to [0, 1] by ``FeatureScaler``, gamma = 1).  Every online method sees the same order: the
-permutation of run 0 of seed 0, ``onlinekern.seeding.permutation(0, 0, n)`` -- the function
-``run_online(learner, X, y, seed=0, run=0)`` uses (checked at run time).  cod-rna.tr is sorted by
-label, so file order would make it trivial.
+Rows: onlinekern FOGD-hinge (D = 1000; float64 and the opt-in float32 map) and RRF-hinge
+(D = 100), one thread, whole stream, their mistake rate on each prefix read from the checkpoint
+curve; scikit-learn ``RBFSampler`` + ``SGDClassifier(hinge)`` in chunks of 256 over the whole
+stream and per example on the first ``--prefix`` rows (1000 and 2000 components); river
+``RBFSampler | PAClassifier`` per example (river's RBFSampler draws n_components frequencies
+*per input feature*: the main row uses round(1000 / d) per feature, about 1000 features, a second
+row the literal 1000 on ``--river-wide-prefix`` rows); Vowpal Wabbit ``--ksvm --kernel rbf``
+(LASVM, no budget) per example on the prefix and on ``--vw-long-prefix`` rows; LIBSVM batch
+(``sklearn.svm.SVC``) as the accuracy reference, run once.
 
-Rows of each table (one pass, predict each example before learning from it):
-
-- onlinekern FOGD-hinge (D = 1000) and RRF-hinge (D = 100), one thread, whole stream; their
-  mistake rate on the prefix rows is read from the checkpoint curve of the same run.  FOGD runs
-  twice: with the default float64 feature map and with the opt-in ``precision="float32"`` map
-  (float32 Omega^T x and cos/sin, float64 weights); every speed-up and target is given for both.
-- scikit-learn ``RBFSampler`` + ``SGDClassifier(hinge)``: in chunks of 256 over the whole stream
-  (predict the chunk, then ``partial_fit`` it: the semantics of ``tools/bench.py``), and per
-  example (``transform`` one row, ``predict``, ``partial_fit``) on the first ``--prefix`` rows,
-  with 1000 and 2000 components.
-- river ``feature_extraction.RBFSampler | linear_model.PAClassifier`` per example (``predict_one``
-  then ``learn_one``) on the prefix.  river's RBFSampler draws ``n_components`` frequencies *per
-  input feature* and emits cos(x_i w_ij + b_j) for each non-zero x_i (an additive per-coordinate
-  map, not random Fourier features of the joint RBF kernel), so ``n_components = 1000`` gives
-  nnz x 1000 features per row; the main river row uses round(1000 / d) per feature (about 1000
-  output features, the same budget as the others), and a second row the literal 1000 on the first
-  ``--river-wide-prefix`` rows (it costs tens of ms per example).
-- Vowpal Wabbit ``--ksvm --kernel rbf --bandwidth gamma`` (LASVM, exp(-bandwidth ||x - x'||^2),
-  no budget) per example on the prefix, and again on the first ``--vw-long-prefix`` rows, because
-  its cost per example grows with its support vectors (a whole pass would take hours).  ``learn``
-  stores the pre-update score in the example (checked against ``predict`` while writing this
-  script), so one call per example is progressive validation.  Labels are -1/+1.
-- LIBSVM batch (``sklearn.svm.SVC``, which is LIBSVM), the accuracy reference, not online:
-  ijcnn1 trained on ijcnn1 (49,990 rows) and tested on ijcnn1.t (91,701); cod-rna.tr split 50/50
-  in the permuted order, training half capped at ``--libsvm-max-train`` rows.  Run once.
-
-Hyper-parameters: onlinekern on ijcnn1 uses the tuned settings of BENCHMARKS.md (FOGD eta = 1;
-RRF eta = 1, g0 = 0.5, eta_gamma = 0.01).  Everything else is chosen by this script, before any
-timing, by the online mistake rate of one pass: onlinekern on cod-rna and scikit-learn's SGD
-step (``optimal``, or constant eta0 in {0.01, 0.1, 1}) on the first 10 % of the permuted stream;
-river's PA C and mode and VW's --l2 (lambda) on the prefix itself (the rows they are scored on -- an
-advantage to them, so the comparison stays conservative).  The choices are printed.
-
-scikit-learn's BLAS is limited to ``--blas-threads`` (1) threads, as onlinekern runs one thread.
-µs / example = learning time / rows: onlinekern's ``run_online`` seconds, the anchors' loops
-timed with input conversion (row slicing, dicts, VW parsing) done beforehand, as onlinekern's
-loading is excluded.  Medians of ``--repeats``; the timed methods alternate within each repeat
-because the machine is shared and noisy.
+Hyper-parameters are chosen before any timing by the online mistake rate of one pass: onlinekern
+on ijcnn1 uses BENCHMARKS.md's tuned settings, on cod-rna the first 10 % of the stream, as
+scikit-learn's SGD step; river's PA C / mode and VW's --l2 on the prefix itself (an advantage to
+them).  scikit-learn's BLAS gets ``--blas-threads`` (1).  µs / example = learning time / rows,
+input conversion excluded on every side; medians of ``--repeats``, methods alternating
+(tools/harness.py).  docs/performance.md section 4 reads the figures.
 
     python tools/bench_anchors.py --json anchors.json                         # about 3 minutes
     python tools/bench_anchors.py --only ijcnn1 --repeats 1 --prefix 500      # quick look

@@ -11,13 +11,12 @@ Gaussian kernel row of ``SupportSet._block`` at B = 1000.  Each figure is the me
 loops of ~``--target-ms`` of thread CPU time (wall/CPU in the JSON says how contended the run
 was), one thread.  ``--native`` adds a ``-march=native`` build; a ``-fno-wrapv`` build checks that
 ``ok_dot`` / ``ok_sqdist`` stay vectorised under Python's ``-fwrapv`` (its rows must equal the
-portable ones).  A cross-check times onlinekern's compiled functions from Python at each level
-(call overhead included).  docs/performance.md section 1 reads the figures, and says which are
-noisy (base-level loops are alignment-sensitive: read them as +-2x).
+portable ones).  docs/performance.md section 1 reads the figures, and says which are noisy
+(base-level loops are alignment-sensitive: read them as +-2x).
 
     python tools/bench_primitives.py                        # portable build, ~1 min of CPU
     python tools/bench_primitives.py --native --json primitives.json
-    python tools/bench_primitives.py --target-ms 5 --reps 3 --no-python   # quick smoke run
+    python tools/bench_primitives.py --target-ms 5 --reps 3   # quick smoke run
 """
 import ast
 import json
@@ -43,7 +42,6 @@ SETUP = REPO / "setup.py"
 
 # setup.py's extensions() flags, used when they cannot be read from setup.py (kept in sync by hand)
 FALLBACK_FLAGS = ["-O3", "-fno-math-errno", "-ffp-contract=off", "-Wno-unused-function", "-Wno-unreachable-code"]
-LEVEL_ENV = {0: "scalar", 1: "avx2", 2: None}   # ONLINEKERN_SIMD value that pins each level
 
 
 # ---- build --------------------------------------------------------------------------------
@@ -191,107 +189,6 @@ def cpu_times():
     return total - idle - steal, steal, total
 
 
-# ---- Python cross-check ------------------------------------------------------------------
-
-PY_CHECK = r'''
-import itertools, json, sys, time
-sys.path.insert(0, sys.argv[1])
-target, reps = float(sys.argv[2]), int(sys.argv[3])
-import numpy as np
-import scipy.sparse as sp
-import onlinekern as ok
-from onlinekern._core import vmath
-from onlinekern._core.features import RandomFourierMap
-
-def per_call(f):
-    """median thread-CPU seconds per call of f(), loops of ~target seconds"""
-    n = 1
-    while True:
-        t = time.thread_time()
-        for _ in range(n): f()
-        t = time.thread_time() - t
-        if t >= target / 20: break
-        n *= 4
-    n = max(1, int(n * target / max(t, 1e-9)))
-    v = []
-    for _ in range(reps):
-        t = time.thread_time()
-        for _ in range(n): f()
-        v.append((time.thread_time() - t) / n)
-    v.sort()
-    return v[len(v) // 2], (v[-1] - v[0]) / v[len(v) // 2]
-
-out = {"level": vmath.simd_level(), "vector_math": vmath.vector_math(), "results": []}
-def rec(prim, unit, n, ns, spread, note):
-    out["results"].append({"primitive": prim, "unit": unit, "n": n, "ns_per_unit": ns, "spread": spread, "note": note})
-
-rng = np.random.default_rng(0)
-# fresh arguments each call (64 arrays in turn), as in primitives.c: scalar libm's branches
-# would otherwise be learnt by the predictor; same distributions as there
-draw = {"vmath.cossin": lambda n: 3.0 * rng.standard_normal(n), "vmath.exp": lambda n: rng.uniform(-30, 0, n)}
-for name, fn in (("vmath.cossin", vmath.cossin), ("vmath.exp", vmath.exp)):
-    def timed(n):
-        arrays = itertools.cycle([draw[name](n) for _ in range(64)])
-        return per_call(lambda: fn(next(arrays)))
-    t1, _ = timed(1)
-    for n in (1000, 4000):
-        tn, s = timed(n)
-        rec(name, "value pair" if name.endswith("cossin") else "value", n, (tn - t1) * 1e9 / (n - 1), s,
-            "(t(n) - t(1)) / (n - 1): call overhead removed")
-for n in (1000, 2000):
-    a, b = rng.normal(size=n), rng.normal(size=n)
-    a1, b1 = a[:1].copy(), b[:1].copy()
-    t1, _ = per_call(lambda: vmath.dot(a1, b1))
-    tn, s = per_call(lambda: vmath.dot(a, b))
-    rec("vmath.dot", "element", n, (tn - t1) * 1e9 / (n - 1), s, "(t(n) - t(1)) / (n - 1)")
-
-# FOGD features on ijcnn1-like rows (d = 22, ~13 nnz), D = 1000: per row, incl. 2D scaled stores
-X = sp.random(256, 22, density=13 / 22, random_state=1, format="csr", data_rvs=rng.standard_normal)
-fmap = RandomFourierMap(22, 1000, 1.0, 0)
-t, s = per_call(lambda: fmap.transform(X))
-rec("RandomFourierMap.transform (D=1000, ijcnn1-like)", "example", 256, t * 1e9 / 256, s,
-    "project + cossin + 2D scaled stores per row")
-
-# predict with 1000 SVs: KernelOGD with the logistic loss keeps every example
-for d, density in ((22, 13 / 22), (8, 1.0)):
-    if density < 1:
-        Xs = sp.random(1000, d, density=density, random_state=2, format="csr", data_rvs=rng.standard_normal)
-    else:
-        Xs = rng.normal(size=(1000, d))
-    y = rng.choice([-1.0, 1.0], 1000)
-    m = ok.KernelOGD(loss="logistic", gamma=1.0, n_threads=1).fit(Xs, y)
-    Q = Xs[:200]
-    t, s = per_call(lambda: m.decision_function(Q))
-    rec(f"KernelOGD.decision_function, B={m.n_support_}, d={d} {'dense' if density == 1 else 'nnz~13'}", "SV",
-        m.n_support_, t * 1e9 / 200 / m.n_support_, s, "per query / B; compare 'predict' rows")
-print(json.dumps(out))
-'''
-
-
-def python_crosscheck(max_level, target_ms, reps):
-    """Time onlinekern's compiled functions from Python at each level (one subprocess each)."""
-    rows = []
-    for level in range(max_level + 1):
-        env = dict(os.environ)
-        env.pop("ONLINEKERN_SIMD", None)
-        if LEVEL_ENV[level]:
-            env["ONLINEKERN_SIMD"] = LEVEL_ENV[level]
-        r = subprocess.run([sys.executable, "-c", PY_CHECK, str(REPO), str(target_ms / 1e3), str(reps)],
-                           capture_output=True, text=True, env=env, cwd=str(REPO))
-        if r.returncode != 0:
-            tail = (r.stderr.strip().splitlines() or ["?"])[-1]
-            print(f"warning: Python cross-check at level {level} failed: {tail}", file=sys.stderr)
-            continue
-        d = json.loads(r.stdout)
-        lv = {0: "base", 1: "avx2", 2: "avx512"}[d["level"]]
-        for row in d["results"]:
-            row["level"] = lv + (" (scalar libm)" if not d["vector_math"] and row["primitive"].startswith("vmath.")
-                                 and not row["primitive"].endswith("dot") else "")
-            row["build"] = "python"
-            rows.append(row)
-    return rows
-
-
 # ---- report -----------------------------------------------------------------------------
 
 def fmt_ns(x):
@@ -317,7 +214,7 @@ def table(rows):
              "|---|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lvl = r["level"] + {"native": " [native]", "no-wrapv": " [-fno-wrapv]"}.get(r.get("build"), "")
-        prim = ("py: " if r.get("build") == "python" else "") + r["primitive"]
+        prim = r["primitive"]
         mn = fmt_ns(r["ns_per_unit_min"]) if "ns_per_unit_min" in r else ""
         lines.append(f"| {prim} | {r['unit']} | {lvl} | {r['n']} | {fmt_ns(r['ns_per_unit'])} | {mn} | "
                      f"{fmt_rate(r)} | {100 * r['spread']:.0f}% |")
@@ -331,7 +228,6 @@ def main(argv=None):
     ap.add_argument("--target-ms", type=float, default=50.0, help="length of one timed repetition (default 50)")
     ap.add_argument("--reps", type=int, default=7, help="repetitions per figure, median reported (default 7)")
     ap.add_argument("--skip-dram", action="store_true", help="skip the 256 MB working set")
-    ap.add_argument("--no-python", action="store_true", help="skip the cross-check from Python")
     ap.add_argument("--skip-wrapv-check", action="store_true",
                     help="skip timing ok_dot/ok_sqdist built with -fno-wrapv (the vectorised code)")
     ap.add_argument("--build-dir", help="where to put the binaries (default: a temporary directory)")
@@ -383,7 +279,6 @@ def main(argv=None):
     finally:
         if tmp is not None:
             tmp.cleanup()
-    py_rows = [] if args.no_python else python_crosscheck(max_level, min(args.target_ms, 10.0), args.reps)
 
     stat1 = cpu_times()
     busy = steal = None
@@ -415,7 +310,7 @@ def main(argv=None):
         head.append(f"ok_dot at n=1000, {top}: {shipped[1000]:.3f} ns/element as setup.py builds it (-fwrapv from "
                     f"Python's CFLAGS), {fixed[1000]:.3f} with -fno-wrapv ({shipped[1000] / fixed[1000]:.1f}x): "
                     "the [-fno-wrapv] rows are the vectorised code, same bits")
-    text = "\n".join("- " + h for h in head) + "\n\n" + table(rows + py_rows)
+    text = "\n".join("- " + h for h in head) + "\n\n" + table(rows)
     print(text)
     elapsed = time.time() - t_start
     print(f"\n(total {elapsed:.0f} s)")
@@ -423,8 +318,7 @@ def main(argv=None):
         atomic_write(args.md, text + "\n")
     if args.json:
         h.write_json(args.json, {"machine": machine, "builds": builds, "meta": port["meta"], "args": vars(args),
-                                 "elapsed_s": elapsed, "machine_busy": busy, "steal": steal, "results": rows,
-                                 "python_crosscheck": py_rows})
+                                 "elapsed_s": elapsed, "machine_busy": busy, "steal": steal, "results": rows})
         print(f"wrote {args.json}")
 
 

@@ -1,53 +1,28 @@
 """Scaling figures (issue 7): time per example against D, against B and against t, on log-log axes.
 
-Every section times learners on ijcnn1 (ijcnn1 + ijcnn1.t, 141,691 rows, decompressed from
-``--data-dir`` and loaded with ``onlinekern.load_libsvm`` through ``tools/bench.py``'s ``Data``),
-presented in permutation 0 of seed 0; a section uses a fixed prefix of that one stream.  One
-thread everywhere; learning time only (``run_online``; loading excluded).  Every figure is the
-median of ``--repeats`` runs, interleaved (repeat, then size, then learner) so the noise of the
-shared machine spreads over all cells; the load average is recorded with each section.
+Every section times learners on a prefix of ijcnn1 (ijcnn1 + ijcnn1.t) in permutation 0 of seed
+0, one thread, learning time only; each figure is the median of ``--repeats`` runs interleaved
+(repeat, then size, then learner), with the load average recorded per section.
 
-D      FOGD-hinge (tools/bench.py's ``fogd_run``: gamma 0.5, eta 1) and RRF-hinge (the point
-       tools/bench_rrf.py chose on ijcnn1: eta 1, g0 0.5, eta_gamma 0.01), D in {50, ..., 4000}
-       (2D features), the first ``--rows-d`` rows (20,000).  Cost model O(D d) per example.
-B      Every budgeted learner (tools/bench_budget_scaling.py's ``budgeted_learners`` finds them;
-       a learner not listed in ``BUDGETED`` below runs with its defaults and is reported so) at
-       B in {100, 200, 400, 1000, 2000}, with the settings of tools/bench_budgeted.py's ijcnn1
-       table (fixed parameters scaled to B: NOGD rank 0.2 B, DualSGD horizon = rows) at the grid
-       point its search chose (BENCHMARKS.md).  The figure is the *steady-state* time: microseconds
-       per example from the first checkpoint at which the model reached its largest size to the
-       end of the stream (checkpoints every 1 % of the rows), so neither the cheap filling phase
-       nor a one-off switch (NOGD's eigendecomposition, which happens when the model reaches B) is
-       averaged in; the whole-pass average is reported too.  Prefix lengths are chosen per
-       learner so the largest budget fills with a long window left (mistake-driven learners
-       fill slowly: RBP needs ~48,000 rows at B = 2000 with gamma = 4); Projectron++ is capped at
-       B = 1000 (one run at B = 2000 takes ~90 s; ``--uncapped`` lifts the cap).
-t      DSG, UDSG (G = U = 1) and CDSG, logistic loss, spec defaults (batch 64, block 32,
-       median-heuristic width), on the first ``--rows-t`` rows (20,000): cumulative time at ~25
-       log-spaced checkpoints (multiples of the batch), so the time per example in each window
-       between checkpoints shows the O(t) growth of the prediction (m = t / 64 blocks for DSG;
-       UDSG and CDSG reuse blocks, so their m, hence their cost, grows more slowly).  Both block
-       modes are timed: regenerating the blocks (the spec default) and ``store_omega=True``.
-sweep  tools/bench_sweep.py's ``main`` (n_jobs = 1 vs 2, identical numbers checked) on the first
-       ``--sweep-rows`` rows of ijcnn1 + ijcnn1.t (141,691: each task must be long enough that
-       start-up does not dominate); its figures are copied into the JSON.
+D      FOGD-hinge (gamma 0.5, eta 1) and RRF-hinge (tools/bench_rrf.py's ijcnn1 point), D in
+       {50, ..., 4000}, the first ``--rows-d`` rows.
+B      Every budgeted learner at B in {100, ..., 2000} with tools/bench_budgeted.py's ijcnn1
+       settings (``BUDGETED`` below; NOGD rank 0.2 B): the *steady-state* time, from the first
+       checkpoint at which the model reached its largest size to the end of the stream, so
+       neither the filling phase nor a one-off switch is averaged in.  Projectron++ stops at
+       B = 1000 unless ``--uncapped``.
+t      DSG, UDSG and CDSG (spec defaults), both block modes, time per example in the windows
+       between ~25 log-spaced checkpoints of the first ``--rows-t`` rows.
+sweep  tools/bench_sweep.py (n_jobs 1 vs 2) on ``--sweep-rows`` rows.
 
-Slopes: least squares of log(time per example) on log(size) over the upper half of the points
-(the ceil(n/2) largest sizes), where fixed per-example costs no longer dominate.  Expected: ~1
-for FOGD/RRF against D, ~1 for kernel learners with O(B) steps against B, between 1 and 2 where an
-update is inherently O(B^2) but only the updating examples pay it (Projectron/Projectron++'s
-d = K^-1 k on mistakes / margin errors; NOGD's O(kB) update with k = 0.2 B on margin errors), ~1
-for the DSG family's time per example against t.
-
-Output: Markdown tables with the slopes (for docs/performance.md), ``docs/figures/scaling_D.png``,
-``scaling_B.png``, ``scaling_t.png`` and every raw number in ``docs/figures/scaling.json``
-(written atomically; a run of some sections with ``--only`` keeps the other sections' figures of
-an existing scaling.json, and each section records when and by which command it was measured).
-``--quick`` is a smoke run of a few seconds with tiny sizes; it writes into a temporary directory
-unless ``--out`` is given.
+Slopes: least squares of log(time per example) on log(size) over the upper half of the points;
+expected ~1 (FOGD/RRF in D, O(B) kernel steps in B, DSG in t), 1-2 where an O(B^2) update is
+paid only by the updating examples (Projectron(++), NOGD).  Output: Markdown tables, and
+``docs/figures/scaling_{D,B,t}.png`` with every raw number in ``docs/figures/scaling.json``
+(atomic; ``--only`` keeps the other sections of an existing file).
 
     python tools/bench_scaling.py                      # everything (~10 minutes on 2 idle cores)
-    python tools/bench_scaling.py --quick              # smoke run
+    python tools/bench_scaling.py --quick              # smoke run (a temporary folder unless --out)
     python tools/bench_scaling.py --only D,t --repeats 5   # re-measure two sections, keep the others
     python tools/bench_scaling.py --replot                 # tables and figures again from the JSON
 """

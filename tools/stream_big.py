@@ -1,25 +1,13 @@
 """Stream a multi-gigabyte LIBSVM file through ``python -m onlinekern.train --stream`` and report
 its peak memory.
 
-Writes a deterministic ijcnn1-like binary file (22 features in [-1, 1], labels from a fixed
-non-linear rule with 10 % label noise) of about ``--gigabytes`` GB into ``--out`` (default: a new
-temporary directory), then runs FOGD on it in a subprocess::
-
-    python -m onlinekern.train -a fogd-hinge FILE --stream --classes 1,-1 --n-features 22 -g 0.1 -q
-
-and prints the child's peak resident set size (``getrusage(RUSAGE_CHILDREN).ru_maxrss``: the
-high-water mark of the only child process), the rows, the learning and wall seconds and the
-mistake rate.  ``--classes`` and ``--n-features`` make it a single pass.  The file is deleted
-afterwards unless ``--keep``.
-
-The rows are drawn (with a seeded generator) from a pool of 2^18 distinct pre-formatted rows, so
-writing gigabytes takes seconds rather than the hour that formatting every number would cost; the
-learner sees a long stream of a finite population, which is what a memory test needs.
-
-Usage::
+Writes a deterministic ijcnn1-like file (22 features, labels from a fixed non-linear rule with
+10 % label noise; rows drawn from a pool of 2^18 pre-formatted rows, so gigabytes take seconds)
+of about ``--gigabytes`` GB, runs FOGD-hinge on it in one streaming pass in a child process and
+prints the child's peak RSS (``getrusage(RUSAGE_CHILDREN)``), rows, seconds and mistake rate.
+The file is deleted afterwards unless ``--keep``.
 
     python tools/stream_big.py [--gigabytes 5] [--out DIR] [--keep] [--chunk-rows 65536]
-                               [--n-components 400] [--seed 0]
 """
 import json
 import os
