@@ -192,13 +192,8 @@ def cpu_times():
 # ---- report -----------------------------------------------------------------------------
 
 def fmt_ns(x):
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    if x >= 1:
-        return f"{x:.2f}"
-    return f"{x:.3f}" if x >= 0.1 else f"{x:.4f}"
+    """Three significant digits (whole numbers from 1000 up)."""
+    return f"{x:.3g}" if x < 1000 else f"{x:.0f}"
 
 
 def fmt_rate(r):
