@@ -1,34 +1,20 @@
 """Cost model per learner: the arithmetic an example costs, the bound it implies on this machine,
-and the measured time per example against it (issue 7).
+and the measured time per example against it (issue 7; docs/performance.md sections 2-3).
 
-For every learner at its paper setting the script runs one pass (``ok.run_online``, one thread,
-permutation 0 of seed 0, ~100 checkpoints, pre-update scores kept), derives from that same run the
-statistics the cost model needs -- the average model size S over the stream (the model-size curve
-integrated over examples seen), the update fraction u (mistake-driven learners: y f <= 0;
-hinge-type losses: y f < 1; other losses: every example), the average nnz per row and d -- counts
-the operations one example costs (per-example averages, from the learner's code in
-onlinekern/learners/*.pyx, onlinekern/_core/support.pyx / features.pyx and include/ok_kernel.h),
-and turns them into a time with the machine's measured primitive peaks
-(tools/bench_primitives.py: avx512 level, portable build):
+Each learner at its paper setting makes one pass (one thread, permutation 0 of seed 0, ~100
+checkpoints, pre-update scores kept); from that run come the average model size S, the update
+fraction u, nnz and d; the per-example operation counts follow the learner's code, and the
+machine's measured primitives (tools/bench_primitives.py, top level, portable build) turn them
+into a time:
 
     bound(ns / example) = n_exp * exp_ns + n_cossin * cossin_ns + n_normal * normal_ns
                           + max(n_madd * roof_ns,  sum_parts bytes_part / bandwidth(level(ws_part)))
 
-* roof_ns: ns per lane multiply-add at peak ("peak FMA", avx512 x8);
-* exp_ns, cossin_ns: ok_vexp (per value) and ok_vcossin (per cos+sin pair) at n = 1000;
-* normal_ns: one standard normal of the counter-based generator (include/ok_rng.h), measured
-  here through onlinekern._core.counter_rng.normals on 2e6 values (only DSG-regenerated blocks and
-  Shrinking Gradient draw normals); a uniform of the same generator counts as one normal;
-* bandwidth(level): single-thread streaming read bandwidth of the level that holds the part's
-  working set ws: <= 48 KB L1 (the 16 KB figure), <= 1 MB L2 (256 KB), <= 32 MB L3 (4 MB), else
-  DRAM (256 MB);
-* a "multiply-add" is two flops of any kind (a subtraction + multiply + add is 1.5 madd).
-
-The ratio is measured / bound; the target is ratio <= 2 at the paper settings.  Memory and
-arithmetic overlap (max), while exp, cos/sin and normal generation are added (they run in their
-own vector loops over data that is already in L1).  Scalar libm calls (BSGD-M's pow, Shrinking
-Gradient's cos, RRF's exp of a changed rho) are counted at the vector price: the bound is what
-the arithmetic would cost at peak, not what the current code's choice of routine costs.
+roof_ns: ns per lane multiply-add at peak FMA; exp_ns, cossin_ns: ok_vexp / ok_vcossin at n =
+1000; normal_ns: one normal of the counter-based generator (a uniform counts as one normal);
+bandwidth(level): streaming read of the level holding the part's working set (<= 48 KB L1,
+<= 1 MB L2, <= 32 MB L3, else DRAM); a multiply-add is two flops of any kind.  Scalar libm calls
+are counted at the vector price.  The ratio is measured / bound; the target is <= 2.
 
     python tools/bench_bounds.py --json bounds.json      # measures the primitives first (~1 min)
     python tools/bench_primitives.py --json prim.json && python tools/bench_bounds.py --primitives prim.json

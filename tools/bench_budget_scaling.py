@@ -1,27 +1,13 @@
 """Does a budgeted learner cost O(B) per example?  Time one pass over ijcnn1 at B = 250 ... 2000.
 
-Acceptance check of the budgeted kernel family: doubling the budget B should at most double the
-time per example (the kernel row over B support vectors dominates; learners with O(B^2) updates,
-such as a budgeted Projectron's K^-1, show up as ratios above 2).
-
-Every learner class registered in ``onlinekern.available_learners()`` that has a ``budget``
-parameter is included (whoever wrote it), with its default loss, ``gamma`` from ``--gamma`` and
-every other hyper-parameter at its default.  One pass in file order over ijcnn1 + ijcnn1.t
-(141,691 rows, decompressed from ``--data-dir`` into a temporary directory); the learning time
-excludes loading (``run_online(...).seconds``).  Each figure is the median of ``--repeats`` runs,
-and the runs are interleaved (repeat, then learner, then B) so the noise of a shared machine
-spreads over all cells.  Output: a Markdown table of microseconds per example and of the ratios
-time(2B)/time(B), then the mistake rates and final model sizes (a learner whose model never
-reaches B, e.g. a Projectron, does not test its B-sized cost at that B).
-
-``--steady`` adds a second table: the cost of a step once the model is full.  After the timed
-first pass the same learner makes a second pass over the stream without a reset
-(``run_online(..., reset=False)``), and that pass is timed.  The first pass includes the filling
-of the budget and one-off work (NOGD's O(B^3) eigendecomposition at the switch), the second only
-the per-example work at the full budget.
-
-``--rank K`` holds NOGD's Nystrom rank fixed at K; by default it follows the learner's default
-(round(0.2 B)), so doubling B doubles k too and NOGD's O(kB) projection grows as B^2.
+Doubling the budget B should at most double the time per example.  Every registered learner
+class with a ``budget`` parameter is included, with its default loss, ``--gamma`` and other
+defaults; one pass in file order over ijcnn1 + ijcnn1.t, learning time only, medians of
+``--repeats`` runs interleaved (repeat, learner, B).  Output: µs per example and the ratios
+time(2B)/time(B), then mistake rates and final model sizes (a model that never reaches B does not
+test its B-sized cost).  ``--steady`` also times a second pass without reset, with the model full
+(no filling, no one-off switch such as NOGD's eigendecomposition).  ``--rank K`` holds NOGD's rank
+at K (default round(0.2 B), so its O(kB) projection grows as B^2).
 
     python tools/bench_budget_scaling.py                               # every budgeted learner
     python tools/bench_budget_scaling.py --learners rbp,forgetron --rows 20000
