@@ -1,28 +1,19 @@
 """Acceptance figures of RRF (Nguyen, Le, Bui & Phung, IJCAI 2017; ALGORITHMS.md §3.12, §4.2).
 
-1. RRF-hinge and RRF-logit on ijcnn1 (ijcnn1 + ijcnn1.t = 141,691 rows), D = 100: mean mistake
-   rate over 10 permutations and the median learning time (targets: <= 3.68 % and <= 4.16 %,
-   <= 0.25 s per run).
-2. RRF-l2, RRF-l1, RRF-eps on casp (features scaled to [0, 1], targets divided by their maximum
-   20.999), D = 100, 10 permutations (targets: RMSE <= 0.241, 0.250, 0.246).
-3. RRF vs FOGD at the same D on multiclass data (letter, pendigits, poker), both tuned the same way.
+1. RRF-hinge and RRF-logit on ijcnn1 (ijcnn1 + ijcnn1.t), D = 100: mean mistake rate over 10
+   permutations, median learning time (targets <= 3.68 % and <= 4.16 %, <= 0.25 s per run).
+2. RRF-l2, RRF-l1, RRF-eps on casp (features in [0, 1], targets / 20.999), D = 100 (targets: RMSE
+   <= 0.241, 0.250, 0.246).
+3. RRF vs FOGD at the same D on letter, pendigits and poker, both tuned the same way.
 
-Protocol (paper §4.1, spec §4.2): hyper-parameters are chosen by a grid search on a random 10 %
-subset, by the online mistake rate (RMSE for regression) of one pass over it, exact ties broken
-by the pass's mean online loss (``tune``); then run r of
-``--runs`` presents the whole data set in permutation r of ``--seed`` S
-(``run_online(learner, X, y, seed=S, run=r)``) to a learner with seed S + r.  The grid is the
-paper's, converted to onlinekern's conventions (§1.3): eta_ref in {1e-5, 3e-5, ..., 1e-2} on
-unscaled features becomes eta = D eta_ref; the reference codes' gamma in {2^-8, 2^-4, 2^-2, 1, 2^2,
-2^4, 2^8} (omega = gamma randn) becomes g0 = gamma^2 / 2; lambda = 0 (paper Alg. 1; with
-``--lambda-grid`` the paper's lambda_ref in {2^-4/M, 2^-2/M, ..., 2^16/M} is searched too, as
-lambda = lambda_ref / D, M the row count).  The paper
-uses one step size for w and rho, the reference code a separate one (adopted); the rho-gradient
-is the same in both feature conventions, so the rho step is searched over the paper's own range
-eta_ref, unscaled (``ETA_GAMMA``).  A larger step (3e-2, in an earlier grid) was chosen on ijcnn1
-and in some permutations drove a log-width to the overflow guard's floor in one step
-(BENCHMARKS.md).  FOGD gets the same eta and g grid.  Times are the learning time of each run
-(loading excluded); the machine is shared, so medians are reported.
+Protocol (paper §4.1): a grid search on a random 10 % subset by the online mistake rate (RMSE),
+exact ties broken by the pass's mean online loss (``tune``); then run r presents the data in
+permutation r of ``--seed`` S to a learner seeded S + r.  The paper's grid in onlinekern's
+conventions (§1.3): eta = D eta_ref, eta_ref in {1e-5, ..., 1e-2}; g0 = gamma^2 / 2 for the
+reference codes' gamma in {2^-8, ..., 2^8}; lambda = 0 (``--lambda-grid``: the paper's
+lambda_ref / D too); the rho step over the paper's eta_ref range, unscaled (``ETA_GAMMA``; a
+larger step drove log-widths to the overflow guard's floor, BENCHMARKS.md).  FOGD gets the same
+eta and g grid.  Learning times exclude loading; medians, as the machine is shared.
 
     python tools/bench_rrf.py                         # everything (a few minutes)
     python tools/bench_rrf.py --only ijcnn1,casp      # sections: ijcnn1, casp, multiclass

@@ -225,16 +225,17 @@ static void bench_roof(int max_level) {
 
 typedef struct { const double *a; double *b; int n; } vec_ctx;
 
-static void dot_loop(void *ctx, long iters) {
-    vec_ctx *c = ctx;
-    const double *a = c->a, *b = c->b;
-    double s = 0.0;
-    for (long i = 0; i < iters; i++) {
-        LAUNDER(a);
-        s += ok_dot(a, b, c->n);
+/* s += FN(a, b, n) per iteration: ok_dot, ok_sqdist */
+#define REDUCE_LOOP(NAME, FN)                                                                  \
+    static void NAME(void *ctx, long iters) {                                                  \
+        vec_ctx *c = ctx;                                                                      \
+        const double *a = c->a, *b = c->b;                                                     \
+        double s = 0.0;                                                                        \
+        for (long i = 0; i < iters; i++) { LAUNDER(a); s += FN(a, b, c->n); }                 \
+        sink += s;                                                                             \
     }
-    sink += s;
-}
+REDUCE_LOOP(dot_loop, ok_dot)
+REDUCE_LOOP(sqdist_loop, ok_sqdist)
 static void axpy_loop(void *ctx, long iters) {
     vec_ctx *c = ctx;
     for (long i = 0; i < iters; i++) {          /* alternating sign keeps y bounded */
@@ -244,43 +245,25 @@ static void axpy_loop(void *ctx, long iters) {
     sink += c->b[0];
 }
 
-static void sqdist_loop(void *ctx, long iters) {
-    vec_ctx *c = ctx;
-    const double *a = c->a, *b = c->b;
-    double s = 0.0;
-    for (long i = 0; i < iters; i++) {
-        LAUNDER(a);
-        s += ok_sqdist(a, b, c->n);
-    }
-    sink += s;
+/* fn over two fresh random vectors of n at every level, one row each */
+static void time_vec(int max_level, int n, bench_fn fn, const char *prim, double flops, const char *note) {
+    double *a = dalloc(n), *b = dalloc(n);
+    for (int i = 0; i < n; i++) { a[i] = nrand(); b[i] = nrand(); }
+    vec_ctx c = { a, b, n };
+    at_levels(max_level, fn, &c, prim, "element", n, n, flops, "GFLOP/s", note);
+    free(a); free(b);
 }
 
 static void bench_dot_axpy(int max_level, int do_dot, int do_axpy, int do_sqdist) {
-    static const int sizes[] = { 128, 1000, 2000, 8000 };
+    static const int sizes[] = { 128, 1000, 2000, 8000 }, dims[] = { 22, 1000 };
     for (int s = 0; s < 4; s++) {
-        int n = sizes[s];
-        double *a = dalloc(n), *b = dalloc(n);
-        for (int i = 0; i < n; i++) { a[i] = nrand(); b[i] = nrand(); }
-        vec_ctx c = { a, b, n };
-        if (do_dot)
-            at_levels(max_level, dot_loop, &c, "ok_dot", "element", n, n, 2.0, "GFLOP/s", "2 reads + mul + add per element");
+        if (do_dot) time_vec(max_level, sizes[s], dot_loop, "ok_dot", 2.0, "2 reads + mul + add per element");
         if (do_axpy)
-            at_levels(max_level, axpy_loop, &c, "ok_axpy", "element", n, n, 2.0, "GFLOP/s",
-                      "2 reads + 1 write + mul + add per element");
-        free(a); free(b);
+            time_vec(max_level, sizes[s], axpy_loop, "ok_axpy", 2.0, "2 reads + 1 write + mul + add per element");
     }
     /* ok_sqdist (SV-to-SV distances: kernel_sv, budget maintenance) at d = 22 (ijcnn1) and 1000 */
-    static const int dims[] = { 22, 1000 };
-    for (int s = 0; s < 2; s++) {
-        int n = dims[s];
-        double *a = dalloc(n), *b = dalloc(n);
-        for (int i = 0; i < n; i++) { a[i] = nrand(); b[i] = nrand(); }
-        vec_ctx c = { a, b, n };
-        if (do_sqdist)
-            at_levels(max_level, sqdist_loop, &c, "ok_sqdist", "element", n, n, 3.0, "GFLOP/s",
-                      "2 reads + sub + mul + add per element");
-        free(a); free(b);
-    }
+    for (int s = 0; s < 2 && do_sqdist; s++)
+        time_vec(max_level, dims[s], sqdist_loop, "ok_sqdist", 3.0, "2 reads + sub + mul + add per element");
 }
 
 /* ---- 3. cos+sin and exp -------------------------------------------------------------- */
