@@ -13,7 +13,6 @@ import time
 import numpy as np
 
 import harness as h
-from harness import median
 
 import onlinekern as ok
 from onlinekern.preprocessing import FeatureScaler
@@ -77,7 +76,7 @@ def bench_fogd(data, repeats, eta):
     rates = [r.mistake_rate for r in res]
     secs = [r.seconds for r in res]
     row = {"rows": n, "D": 1000, "gamma": 0.5, "eta": eta, "runs": repeats, "mistake_rate_mean": float(np.mean(rates)),
-           "mistake_rate_std": float(np.std(rates)), "seconds_median": median(secs), "us_per_example": median(secs) / n * 1e6}
+           "mistake_rate_std": float(np.std(rates)), "seconds_median": h.median(secs), "us_per_example": h.median(secs) / n * 1e6}
     print(f"\n### FOGD-hinge on ijcnn1 (ijcnn1 + ijcnn1.t, {n:,} rows), D = 1000, gamma = 0.5, eta = {eta}, "
           f"{repeats} permutations\n")
     print("| mistake rate (%) | learning time (s, median) | µs / example |")
@@ -185,7 +184,7 @@ def bench_learners(data, repeats):
                 res = ok.run_online(ok.make_learner(name, n_threads=1, **params), X, y, seed=0)
                 secs.append(res.seconds)
             err = f"{res.rmse:.4f}" if res.task == "regression" else f"{res.mistake_rate:.2f}"
-            s = median(secs)
+            s = h.median(secs)
             print(f"| {label} | {X.shape[0]:,} | {name} | {params} | {err} | {res.model_size:,} | {s:.3f} | {s / X.shape[0] * 1e6:.2f} |")
             out.append({"data": label, "learner": name, "params": params, "error": res.error, "seconds": s})
     return out

@@ -32,7 +32,6 @@ import time
 import numpy as np
 
 import harness as h
-from harness import median
 
 import onlinekern as ok
 from onlinekern.preprocessing import FeatureScaler
@@ -436,7 +435,7 @@ def vw_curve(key, data, args):
     fogd = {}
     for f, prec in (("fogd", "float64"), ("fogd32", "float32")):
         runs = [run_ok(make_fogd(gamma, precision=prec, **fogd_p), X, y, order, points) for _ in range(args.repeats)]
-        fogd[f] = (median([r[0] for r in runs]) / n * 1e6, runs[0][2])
+        fogd[f] = (h.median([r[0] for r in runs]) / n * 1e6, runs[0][2])
     # does a wider map close the accuracy gap? (mistake rates only; float32 keeps D = 16000 cheap)
     wide = {D: run_ok(make_fogd(gamma, precision="float32", D=D, **fogd_p), X, y, order, points)[2] for D in WIDE_D}
     out = {"vw_l2": vw_l2, "fogd_params": fogd_p, "fogd_us": {f: v[0] for f, v in fogd.items()}, "points": []}

@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 import harness as h
-from harness import REPO
 
 import onlinekern as ok
 from onlinekern._core import counter_rng
@@ -53,7 +52,7 @@ def load_primitives(path):
         src = str(path)
     else:
         tmp = Path(tempfile.mkdtemp(prefix="bounds-prim-")) / "prim.json"
-        script = REPO / "tools" / "bench_primitives.py"
+        script = h.REPO / "tools" / "bench_primitives.py"
         subprocess.run([sys.executable, str(script), "--json", str(tmp)], check=True)
         doc = json.loads(tmp.read_text())
         src = f"{script} (run now)"

@@ -32,13 +32,12 @@ import time
 from pathlib import Path
 
 import harness as h
-from harness import REPO
 
 from onlinekern.io.atomic import atomic_write
 
-SRC = REPO / "tools" / "primitives.c"
-INCLUDE = REPO / "include"
-SETUP = REPO / "setup.py"
+SRC = h.REPO / "tools" / "primitives.c"
+INCLUDE = h.REPO / "include"
+SETUP = h.REPO / "setup.py"
 
 # setup.py's extensions() flags, used when they cannot be read from setup.py (kept in sync by hand)
 FALLBACK_FLAGS = ["-O3", "-fno-math-errno", "-ffp-contract=off", "-Wno-unused-function", "-Wno-unreachable-code"]

@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 import harness as h
-from harness import REPO, loadavg, md_table, median
 
 import onlinekern as ok
 from onlinekern.seeding import permutation
@@ -121,7 +120,7 @@ def section_d(data, ns):
     Ds = ns.dims
     secs = {(name, D): [] for name in ("fogd-hinge", "rrf-hinge") for D in Ds}
     errs = {}
-    load0 = loadavg()
+    load0 = h.loadavg()
     for rep in range(ns.repeats):
         for D in Ds:
             # FOGD exactly as tools/bench.py times it (its own permutation of this prefix)
@@ -134,8 +133,8 @@ def section_d(data, ns):
             errs[("rrf-hinge", D)] = res.error
             log(f"  D: repeat {rep + 1} D={D:<5} fogd {1e6 * secs[('fogd-hinge', D)][-1] / n:7.2f} "
                 f"rrf {1e6 * secs[('rrf-hinge', D)][-1] / n:7.2f} us/example")
-    us = {k: 1e6 * median(v) / n for k, v in secs.items()}
-    out = {"rows": n, "dims": Ds, "repeats": ns.repeats, "loadavg": [load0, loadavg()],
+    us = {k: 1e6 * h.median(v) / n for k, v in secs.items()}
+    out = {"rows": n, "dims": Ds, "repeats": ns.repeats, "loadavg": [load0, h.loadavg()],
            "params": {"fogd-hinge": {"gamma": 0.5, "eta": FOGD_ETA, "loss": "hinge"}, "rrf-hinge": RRF_PARAMS},
            "learners": {}}
     for name in ("fogd-hinge", "rrf-hinge"):
@@ -152,10 +151,10 @@ def report_d(out):
           f"median of {out['repeats']}; µs / example)\n")
     rows = [[name] + [fmt(r["us_per_example"][i]) for i in range(len(Ds))] + [fmt(r["slope"]), "1"]
             for name, r in out["learners"].items()]
-    print(md_table(["learner"] + [f"D={D}" for D in Ds] + ["slope (upper half)", "expected"], rows))
+    print(h.md_table(["learner"] + [f"D={D}" for D in Ds] + ["slope (upper half)", "expected"], rows))
     print()
     rows = [[name] + [fmt(r["mistake_rate"][i]) for i in range(len(Ds))] for name, r in out["learners"].items()]
-    print(md_table(["mistake rate (%)"] + [f"D={D}" for D in Ds], rows))
+    print(h.md_table(["mistake rate (%)"] + [f"D={D}" for D in Ds], rows))
 
 
 # ---- B: budgeted kernel learners ---------------------------------------------------------------
@@ -212,7 +211,7 @@ def section_b(data, ns):
         cap = None if ns.uncapped else CAPS.get(name)
         plan[name] = {"rows": rows, "budgets": [b for b in budgets if cap is None or b <= cap]}
     cells = {(name, b): {"seconds": [], "steady": []} for name in names for b in plan[name]["budgets"]}
-    load0 = loadavg()
+    load0 = h.loadavg()
     t0 = time.time()
     for rep in range(ns.repeats):
         for b in budgets:
@@ -240,12 +239,12 @@ def section_b(data, ns):
                 log(f"  B: repeat {rep + 1} B={b:<5} {name:<14} {rows:>7} rows  steady {us:8.2f}  "
                     f"whole {1e6 * res.seconds / rows:8.2f} us/example  size {res.model_size} from row {start}  "
                     f"error {res.error:.2f}  [{time.time() - t0:.0f} s]")
-    out = {"budgets": budgets, "repeats": ns.repeats, "loadavg": [load0, loadavg()], "learners": {},
+    out = {"budgets": budgets, "repeats": ns.repeats, "loadavg": [load0, h.loadavg()], "learners": {},
            "steady_state": "µs/example from the first checkpoint at the largest model size to the end"}
     for name in names:
         bs = plan[name]["budgets"]
-        steady = [median(cells[(name, b)]["steady"]) for b in bs]
-        whole = [1e6 * median(cells[(name, b)]["seconds"]) / plan[name]["rows"] for b in bs]
+        steady = [h.median(cells[(name, b)]["steady"]) for b in bs]
+        whole = [1e6 * h.median(cells[(name, b)]["seconds"]) / plan[name]["rows"] for b in bs]
         model, exp = (BUDGETED[name][3], BUDGETED[name][4]) if name in BUDGETED else ("not listed", None)
         out["learners"][name] = {
             "rows": plan[name]["rows"], "budgets": bs, "cost_model": model, "expected_slope": exp,
@@ -265,7 +264,7 @@ def report_b(out):
         by_b = dict(zip(r["budgets"], r["us_per_example_steady"]))
         rows.append([name, f"{r['rows']:,}"] + [fmt(by_b.get(b)) if b in by_b else "capped" for b in budgets]
                     + [fmt(r["slope_steady"]), r["cost_model"], r["expected_slope"] or "?"])
-    print(md_table(["learner", "rows"] + [f"B={b}" for b in budgets]
+    print(h.md_table(["learner", "rows"] + [f"B={b}" for b in budgets]
                    + ["slope (upper half)", "cost of a step", "expected"], rows))
     print("\nWhole-pass averages (µs / example, filling phase included) and the row at which the model "
           "first reached its largest size / final size / mistake rate (%):\n")
@@ -275,7 +274,7 @@ def report_b(out):
         cellsfmt = {b: f"{fmt(w)} ({cs[str(b)]['fill_row']:,} / {cs[str(b)]['size']} / {cs[str(b)]['error']:.2f})"
                     for b, w in zip(r["budgets"], r["us_per_example_whole_pass"])}
         rows.append([name] + [cellsfmt.get(b, "capped") for b in budgets] + [fmt(r["slope_whole_pass"])])
-    print(md_table(["learner"] + [f"B={b}" for b in budgets] + ["slope"], rows))
+    print(h.md_table(["learner"] + [f"B={b}" for b in budgets] + ["slope"], rows))
 
 
 # ---- t: the doubly stochastic family -----------------------------------------------------------
@@ -288,7 +287,7 @@ def section_t(data, ns):
     modes = {"regenerating": False, "store_omega": True}
     secs = {(lab, m): [] for lab in DSG_FAMILY for m in modes}
     sizes, errs, blocks = {}, {}, {}
-    load0 = loadavg()
+    load0 = h.loadavg()
     for rep in range(ns.repeats):
         for lab, cls in DSG_FAMILY.items():
             for mode, store in modes.items():
@@ -303,7 +302,7 @@ def section_t(data, ns):
     lo, hi = np.r_[0, cps[:-1]], cps
     mid = (lo + hi) / 2
     out = {"rows": n, "batch_size": batch, "checkpoints": cps.tolist(), "window_mid": mid.tolist(),
-           "repeats": ns.repeats, "loadavg": [load0, loadavg()], "loss": ok.DSG().loss, "learners": {}}
+           "repeats": ns.repeats, "loadavg": [load0, h.loadavg()], "loss": ok.DSG().loss, "learners": {}}
     for lab in DSG_FAMILY:
         entry = {"model_size": sizes[lab], "final_blocks": blocks[lab], "mistake_rate": errs[lab]}
         for mode in modes:
@@ -343,7 +342,7 @@ def report_t(out):
             rows.append([lab, mode] + [fmt(w[i], 1) for i in picks]
                         + [f"{e['model_size'][-1]:,} ({e['final_blocks']})", fmt(e["size_slope"]),
                            fmt(e[mode]["us_per_block_last_window"], 3), fmt(e[mode]["slope"]), "1"])
-    print(md_table(["learner", "block mode"] + [f"t={t:,}" for t in hi[picks]]
+    print(h.md_table(["learner", "block mode"] + [f"t={t:,}" for t in hi[picks]]
                    + ["features (blocks) at end", "model-size slope", "µs / example / block (last window)",
                       "time slope (upper half)", "expected"], rows))
 
@@ -461,7 +460,7 @@ def print_slopes(results):
         rows.append(["sweep n_jobs 1 → 2", f"{s['cells']} runs, {s['rows']:,} rows", f"{s['speedup']:.2f}x",
                      ">= 1.8x"])
     print("\n### Log-log slopes (least squares over the upper half of each range)\n")
-    print(md_table(["sweep", "learner", "slope / speed-up", "expected"], rows))
+    print(h.md_table(["sweep", "learner", "slope / speed-up", "expected"], rows))
 
 
 SECTIONS = {"D": (section_d, report_d), "B": (section_b, report_b), "t": (section_t, report_t),
@@ -497,7 +496,7 @@ def main(argv=None):
     if unknown:
         raise SystemExit(f"bench_scaling: unknown section(s) {unknown} (have {', '.join(SECTIONS)})")
     out_dir = Path(ns.out) if ns.out else (Path(tempfile.mkdtemp(prefix="bench-scaling-")) if ns.quick
-                                           else REPO / "docs" / "figures")
+                                           else h.REPO / "docs" / "figures")
     out_dir.mkdir(parents=True, exist_ok=True)
 
     js = out_dir / "scaling.json"

@@ -14,7 +14,6 @@ import sys
 import time
 
 import harness as h
-from harness import median
 
 from onlinekern.io import load_libsvm
 from onlinekern.sweep import sweep
@@ -84,13 +83,13 @@ def main(argv=None):
                   f"{busy[jobs][-1]:.2f}, load average {h.loadavg()}", flush=True)
     load1 = os.getloadavg()
     control = control_ratio(ns.jobs)
-    t1, tn = median(times[1]), median(times[ns.jobs])
+    t1, tn = h.median(times[1]), h.median(times[ns.jobs])
     out = {"rows": ns.rows, "runs": ns.runs, "algorithms": ALGORITHMS, "backend": ns.backend,
            "seconds_n_jobs_1": t1, f"seconds_n_jobs_{ns.jobs}": tn, "ratio": tn / t1,
            "identical": True, "cells": len(ref), "loadavg_before": load0, "loadavg_after": load1,
            "control_ratio": control,
-           "occupancy_n_jobs_1": median(busy[1]),
-           f"occupancy_n_jobs_{ns.jobs}": median(busy[ns.jobs]),
+           "occupancy_n_jobs_1": h.median(busy[1]),
+           f"occupancy_n_jobs_{ns.jobs}": h.median(busy[ns.jobs]),
            "machine": h.machine()}
     print(f"{len(ref)} runs ({ns.runs} runs x {len(ALGORITHMS)} learners, {ns.rows} rows): "
           f"n_jobs=1 {t1:.2f} s, n_jobs={ns.jobs} {tn:.2f} s, ratio {tn / t1:.3f}; "

@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from harness import REPO
+import harness as h
 
 from onlinekern.io import save_libsvm
 
@@ -59,7 +59,7 @@ def mexican_hat(rng, n=N_ROWS, half_width=4.0, noise=0.05, n_noise=3):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    out = argv[0] if argv else str(REPO / "data")
+    out = argv[0] if argv else str(h.REPO / "data")
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(SEED)
     for name, make in (("classification", two_spirals), ("regression", mexican_hat)):
