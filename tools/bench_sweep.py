@@ -93,8 +93,8 @@ def main(argv=None):
            "machine": h.machine()}
     print(f"{len(ref)} runs ({ns.runs} runs x {len(ALGORITHMS)} learners, {ns.rows} rows): "
           f"n_jobs=1 {t1:.2f} s, n_jobs={ns.jobs} {tn:.2f} s, ratio {tn / t1:.3f}; "
-          f"identical numbers: yes; worker occupancy {median(busy[1]):.2f} / "
-          f"{median(busy[ns.jobs]):.2f}; load average {load0[0]:.2f} -> {load1[0]:.2f} "
+          f"identical numbers: yes; worker occupancy {h.median(busy[1]):.2f} / "
+          f"{h.median(busy[ns.jobs]):.2f}; load average {load0[0]:.2f} -> {load1[0]:.2f} "
           f"on {os.cpu_count()} cores; control (busy loops in {ns.jobs} processes / serial): "
           f"{control:.2f}")
     h.write_json(ns.json, out)
