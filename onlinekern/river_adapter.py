@@ -40,7 +40,8 @@ def _columns(x, n_features):
 class _Wrapped:
     """What both estimators share: the learner, built at the first example, and the row of ``x``."""
 
-    def _row(self, x):
+    def hashed_row(self, x):
+        """The 1 x ``n_features`` CSR row the learner sees for the dict ``x``."""
         keys, values = _columns(x, self.n_features)
         return sp.csr_matrix((np.asarray(values, dtype=np.float64), np.asarray(keys, dtype=np.int32),
                               np.array([0, len(keys)])), shape=(1, self.n_features))
@@ -100,14 +101,14 @@ class OnlinekernClassifier(_Wrapped, base.Classifier):
     def learn_one(self, x, y):
         """Learn from one example ``x`` (dict name -> value) with label ``y`` (one of ``classes``)."""
         fitted = self.model_.__sklearn_is_fitted__()
-        self.model_.partial_fit(self._row(x), np.array([self._index(y)]),
+        self.model_.partial_fit(self.hashed_row(x), np.array([self._index(y)]),
                                 classes=None if fitted else np.arange(len(self.classes)))
 
     def predict_one(self, x):
         """The predicted label of ``x``; ``classes[0]`` before any learning."""
         if not self.model_.__sklearn_is_fitted__():
             return self.classes[0]
-        return self.classes[int(self.model_.predict(self._row(x))[0])]
+        return self.classes[int(self.model_.predict(self.hashed_row(x))[0])]
 
     def predict_proba_one(self, x):
         """{label: probability} of ``x`` (losses with probabilities); uniform before any learning.
@@ -118,7 +119,7 @@ class OnlinekernClassifier(_Wrapped, base.Classifier):
             raise NotImplementedError(f"{self.learner}: its loss gives no probabilities")
         if not self.model_.__sklearn_is_fitted__():
             return {c: 1.0 / len(self.classes) for c in self.classes}
-        p = self.model_.predict_proba(self._row(x))[0]
+        p = self.model_.predict_proba(self.hashed_row(x))[0]
         return {self.classes[int(i)]: float(v) for i, v in zip(self.model_.classes_, p)}
 
 
@@ -151,10 +152,10 @@ class OnlinekernRegressor(_Wrapped, base.Regressor):
 
     def learn_one(self, x, y):
         """Learn from one example ``x`` (dict name -> value) with target ``y``."""
-        self.model_.partial_fit(self._row(x), np.array([float(y)]))
+        self.model_.partial_fit(self.hashed_row(x), np.array([float(y)]))
 
     def predict_one(self, x):
         """The predicted value of ``x``; 0.0 before any learning."""
         if not self.model_.__sklearn_is_fitted__():
             return 0.0
-        return float(self.model_.predict(self._row(x))[0])
+        return float(self.model_.predict(self.hashed_row(x))[0])

@@ -182,6 +182,7 @@ def _index_edge(rnd):
 
 
 def long_line(rnd, n):
+    """One of five long inputs with ``n`` repeated units (features, tokens, lines, blanks, zeros)."""
     k = rnd.randrange(5)
     if k == 0:                                               # n increasing features
         return b"1 " + b" ".join(b"%d:%d" % (i, i % 7) for i in range(1, n + 1)) + b"\n"

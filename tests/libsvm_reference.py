@@ -28,7 +28,7 @@ INT32_MAX = 2**31 - 1
 # <= n_features when given); numbers are plain decimals converted by float(), infinities (also
 # by overflow) rejected; float32 values are float64 values rounded, and must not overflow.
 
-_NUMBER = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+NUMBER = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DIGITS = re.compile(rb"[0-9]+")
 
 
@@ -41,7 +41,7 @@ class RefError(Exception):
 
 
 def _ref_number(tok, line):
-    if not _NUMBER.fullmatch(tok):
+    if not NUMBER.fullmatch(tok):
         raise RefError(line)
     v = float(tok)
     if math.isinf(v):
@@ -101,7 +101,7 @@ def ref_decompress(content):
 
 
 
-def _same(got, exp):
+def same_arrays(got, exp):
     """Bitwise equality of (data, indices, indptr, labels, width) tuples."""
     gd, gi, gp, gl, gw = got
     ed, ei, ep, el, ew = exp
@@ -139,7 +139,7 @@ def check_input(content, n_features, float32, path, stream=False):
                 assert len(plb) == 0 and ref_line is None, \
                     f"parse_libsvm accepted input the reference rejects at line {ref_line}"
             else:
-                assert _same(got, expected), "parse_libsvm result differs from the reference"
+                assert same_arrays(got, expected), "parse_libsvm result differs from the reference"
         except ParseError as exc:
             assert expected is None, f"parse_libsvm rejected valid input: {exc}"
             assert exc.line == ref_line, f"error line {exc.line}, reference {ref_line}"
@@ -158,7 +158,7 @@ def check_input(content, n_features, float32, path, stream=False):
         assert expected is not None, f"load_libsvm accepted input the reference rejects " \
                                      f"(line {ref_line})"
         got = (X.data, X.indices, X.indptr, y, X.shape[1])
-        assert X.shape[0] == len(y) and _same(got, expected), \
+        assert X.shape[0] == len(y) and same_arrays(got, expected), \
             "load_libsvm result differs from the reference"
         result = "equal"
 
@@ -179,7 +179,7 @@ def check_input(content, n_features, float32, path, stream=False):
                                           shape=(c.shape[0], width)) for c, _ in chunks],
                            format="csr")
             ys = np.concatenate([c[1] for c in chunks])
-            assert _same((Xs.data, Xs.indices, Xs.indptr, ys, width), expected), \
+            assert same_arrays((Xs.data, Xs.indices, Xs.indptr, ys, width), expected), \
                 "stream_libsvm result differs from the reference"
         finally:
             libsvm_module._BLOCK_SIZE = old

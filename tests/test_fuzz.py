@@ -86,7 +86,7 @@ def test_edge_inputs(tmp_path, content):
 
 def test_planted_reference_bug_is_caught(tmp_path, monkeypatch):
     # Tests must be able to fail: a reference that accepts hex floats disagrees with the reader.
-    monkeypatch.setattr(lr, "_NUMBER", re.compile(rb"[0-9a-fxp.+-]+"))
+    monkeypatch.setattr(lr, "NUMBER", re.compile(rb"[0-9a-fxp.+-]+"))
     monkeypatch.setattr(lr, "float", lambda t: float.fromhex(t.decode()), raising=False)
     with pytest.raises(AssertionError):
         lr.check_input(b"1 1:0x1p3\n", None, False, str(tmp_path / "hex.svm"))
@@ -103,7 +103,7 @@ def test_big_single_lines(tmp_path, case):
     expected = (np.array(d), np.array(ix, np.int32), np.array(ip, np.int64), np.array(lb), w)
     t = time.monotonic()
     X, y = load_libsvm(path)
-    assert lr._same((X.data, X.indices, X.indptr, y, X.shape[1]), expected), name
+    assert lr.same_arrays((X.data, X.indices, X.indptr, y, X.shape[1]), expected), name
     assert sum(len(c[1]) for c in stream_libsvm(path, chunk_rows=1)) == len(lb), name
     print(f"\nbig {name}: ok ({path.stat().st_size / 2**30:.2f} GiB, {time.monotonic() - t:.1f} s, "
           f"peak RSS {_peak_rss_mb():.0f} MB)")

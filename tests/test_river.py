@@ -44,10 +44,10 @@ def test_model_is_partial_fit_on_hashed_rows():
     for i in range(40):
         x = {f"f{j}": v for j, v in enumerate(X[i])}
         model.learn_one(x, bool(y[i]))
-        ref.partial_fit(model._row(x), [int(y[i])], classes=[0, 1])
-    Q = {f"f{j}": v for j, v in enumerate(X[0])}
-    np.testing.assert_array_equal(model.model_.decision_function(model._row(Q)), ref.decision_function(model._row(Q)))
-    assert model.predict_one(Q) == bool(ref.predict(model._row(Q))[0])
+        ref.partial_fit(model.hashed_row(x), [int(y[i])], classes=[0, 1])
+    Q = model.hashed_row({f"f{j}": v for j, v in enumerate(X[0])})
+    np.testing.assert_array_equal(model.model_.decision_function(Q), ref.decision_function(Q))
+    assert model.predict_one({f"f{j}": v for j, v in enumerate(X[0])}) == bool(ref.predict(Q)[0])
 
 
 def test_errors_name_the_problem():
