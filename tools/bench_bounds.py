@@ -148,8 +148,6 @@ def model_kernel(name, case, st, p):
     u = float(np.mean(upd))
     uf = float(np.mean(upd & full))
     append_cost(c, st, u, cap)
-    if fam in ("rbp", "bsgd-removal", "bogd", "bogdpp", "bsgd-merge", "forgetron", "bpas"):
-        pass
     if fam == "forgetron":
         # at the budget: f(x_r) of the oldest SV (a dense query over S) + the oldest scan
         kernel_pred(c, S, st, cap, C, dense_query=True, weight=(upd & full))
@@ -352,7 +350,6 @@ def cases():
     return out
 
 
-HINGE_LIKE = ("hinge", "bpas", "bsgd-removal", "bsgd-merge", "projectronpp")
 MISTAKE = ("perceptron", "rbp", "forgetron", "projectron")
 
 
