@@ -1,77 +1,161 @@
-"""A river-style one-example API over any onlinekern learner (river itself is not needed).
+"""river estimators over any onlinekern learner (``pip install onlinekern[river]``).
 
-``RiverAdapter(learner, features=..., classes=...)`` exposes ``learn_one(x, y)``,
-``predict_one(x)`` and, where the learner has ``predict_proba``, ``predict_proba_one(x)``, with
-``x`` a dict of feature name -> value.  Each call is one ``partial_fit`` / ``predict`` on a 1-row
-matrix, so the model is exactly the one ``partial_fit`` on the same stream builds (DSG-family
-learners keep a partial mini-batch pending, as in ``partial_fit``).
+``OnlinekernClassifier(learner="fogd-hinge")`` and ``OnlinekernRegressor(learner="fogd-l2")``
+wrap a registered learner (``onlinekern.available_learners()``) as a river estimator:
+``learn_one(x, y)``, ``predict_one(x)`` and, where the learner's loss gives probabilities,
+``predict_proba_one(x)``, with ``x`` a dict of feature name -> value.  Each call is one
+``partial_fit`` / ``predict`` on a 1-row CSR matrix, so the model is the one ``partial_fit``
+builds on the same rows (DSG-family learners keep a partial mini-batch pending, as there).
 
-The compiled models have a fixed input width, so the feature names are fixed once: from
-``features`` or, if it is None, from the sorted keys of the first example learned from.  A later
-example with an unknown name raises ValueError (silently dropping it would change the model);
-missing names are zeros, as in river's sparse dicts.
+river's features are open-ended names, the compiled models have a fixed input width: each name
+goes to column ``crc32(repr(name)) % n_features`` (the hashing trick), so features may appear and
+disappear at any time; names that collide add up.  The classes are fixed when the estimator is
+made (``classes``; river's binary convention ``(False, True)`` by default), because a compiled
+classifier is built for a fixed set of classes before its first example.  Give kernel learners a
+``gamma``: the median heuristic (``gamma=None``) would see a single row at the first call.
 """
+import zlib
+
 import numpy as np
+import scipy.sparse as sp
+
+try:
+    from river import base
+except ImportError as exc:                                  # the optional dependency
+    raise ImportError("onlinekern.river_adapter needs river: pip install 'onlinekern[river]'") from exc
+
+from onlinekern.registry import make_learner
 
 
-class RiverAdapter:
-    """One-example (river-style) learning and prediction with an onlinekern learner.
+def _columns(x, n_features):
+    """(sorted columns, values) of the dict ``x`` hashed into ``n_features`` columns."""
+    cols = {}
+    for name, value in x.items():
+        j = zlib.crc32(repr(name).encode()) % n_features
+        cols[j] = cols.get(j, 0.0) + float(value)
+    keys = sorted(cols)
+    return keys, [cols[j] for j in keys]
+
+
+class _Wrapped:
+    """What both estimators share: the learner, built at the first example, and the row of ``x``."""
+
+    def hashed_row(self, x):
+        """The 1 x ``n_features`` CSR row the learner sees for the dict ``x``."""
+        keys, values = _columns(x, self.n_features)
+        return sp.csr_matrix((np.asarray(values, dtype=np.float64), np.asarray(keys, dtype=np.int32),
+                              np.array([0, len(keys)])), shape=(1, self.n_features))
+
+    def _build(self, task, kind):
+        learner = make_learner(self.learner, **(self.params or {}))
+        names = learner.get_params()
+        learner.set_params(**{k: v for k, v in (("seed", self.seed), ("task", task)) if k in names})
+        if learner._estimator_type != kind:
+            raise ValueError(f"learner={self.learner!r} (params {self.params}) is a {learner._estimator_type}, "
+                             f"not a {kind}: pick a name with a {task} loss (available_learners())")
+        return learner
+
+
+class OnlinekernClassifier(_Wrapped, base.Classifier):
+    """A river classifier over an onlinekern learner.
 
     Parameters
     ----------
-    learner : OnlineLearner
-        The (unfitted, or already partially fitted) learner; updated in place.
-    features : sequence of hashable, optional
-        Feature names in column order.  Default: the sorted keys of the first learned example.
-    classes : array-like, optional
-        Every class label of the stream; required for classifiers (the compiled model is built
-        for a fixed set of classes before the first example).
+    learner : str
+        A registered learner name, e.g. ``"fogd-hinge"``, ``"rbp"``, ``"dsg"`` (``available_learners()``).
+    params : dict, optional
+        Hyper-parameters of the learner (``make_learner(learner, **params)``).
+    classes : tuple
+        Every class label of the stream, in order; a binary model maps ``classes[0]`` to -1.
+    n_features : int
+        Width of the hashed input (default 1024).
+    seed : int
+        The learner's seed, where it has one.
     """
 
-    def __init__(self, learner, features=None, classes=None):
+    def __init__(self, learner="fogd-hinge", params=None, classes=(False, True), n_features=1024, seed=0):
         self.learner = learner
+        self.params = params
         self.classes = classes
-        self.features = None if features is None else list(features)
-        self._index = None if features is None else {f: i for i, f in enumerate(self.features)}
+        self.n_features = n_features
+        self.seed = seed
+        if len(classes) < 2:
+            raise ValueError(f"classes={classes!r}: a classifier needs at least two classes")
+        self.model_ = self._build("classification", "classifier")          # fails early on a bad name or parameter
 
-    def _row(self, x):
-        if self._index is None:
-            raise ValueError("no feature names yet: learn from an example first or pass features=")
-        row = np.zeros((1, len(self._index)))
-        for key, value in x.items():
-            j = self._index.get(key)
-            if j is None:
-                raise ValueError(f"unknown feature {key!r}: the model was built for {len(self._index)} features "
-                                 "(pass every name in features= when creating the adapter)")
-            row[0, j] = float(value)
-        return row
+    @property
+    def _multiclass(self):
+        return len(self.classes) > 2
 
-    def _fitted(self):
-        return self.learner.__sklearn_is_fitted__()
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"learner": "fogd-hinge", "params": {"n_components": 32}}
+        yield {"learner": "rbp", "params": {"budget": 20}}
+
+    def _index(self, y):
+        for i, c in enumerate(self.classes):
+            if c == y:
+                return i
+        raise ValueError(f"label {y!r} is not one of classes={self.classes!r}")
 
     def learn_one(self, x, y):
-        """Learn from one example ``x`` (dict name -> value) with target ``y``; returns self."""
-        if self._index is None:
-            self.features = sorted(x)
-            self._index = {f: i for i, f in enumerate(self.features)}
-        X = self._row(x)
-        if not self._fitted() and self.learner._estimator_type == "classifier" and self.classes is None \
-                and not getattr(self.learner, "novelty", False):
-            raise ValueError("a classifier needs classes= (every label of the stream) before its first example")
-        self.learner.partial_fit(X, np.asarray([y]),
-                                 classes=None if self._fitted() else self.classes)
-        return self
+        """Learn from one example ``x`` (dict name -> value) with label ``y`` (one of ``classes``)."""
+        fitted = self.model_.__sklearn_is_fitted__()
+        self.model_.partial_fit(self.hashed_row(x), np.array([self._index(y)]),
+                                classes=None if fitted else np.arange(len(self.classes)))
 
     def predict_one(self, x):
-        """Predicted label or value for one example; None (classifier) or 0.0 before any learning."""
-        if not self._fitted():
-            return None if self.learner._estimator_type == "classifier" else 0.0
-        return self.learner.predict(self._row(x))[0]
+        """The predicted label of ``x``; ``classes[0]`` before any learning."""
+        if not self.model_.__sklearn_is_fitted__():
+            return self.classes[0]
+        return self.classes[int(self.model_.predict(self.hashed_row(x))[0])]
 
     def predict_proba_one(self, x):
-        """{class: probability} for one example (learners whose loss gives probabilities); {} before learning."""
-        proba = self.learner.predict_proba           # AttributeError for non-probabilistic losses
-        if not self._fitted():
-            return {}
-        p = proba(self._row(x))[0]
-        return {c: float(v) for c, v in zip(self.learner.classes_.tolist(), p)}
+        """{label: probability} of ``x`` (losses with probabilities); uniform before any learning.
+
+        Raises NotImplementedError for losses without probabilities (hinge, ...), as river expects.
+        """
+        if not hasattr(self.model_, "predict_proba"):
+            raise NotImplementedError(f"{self.learner}: its loss gives no probabilities")
+        if not self.model_.__sklearn_is_fitted__():
+            return {c: 1.0 / len(self.classes) for c in self.classes}
+        p = self.model_.predict_proba(self.hashed_row(x))[0]
+        return {self.classes[int(i)]: float(v) for i, v in zip(self.model_.classes_, p)}
+
+
+class OnlinekernRegressor(_Wrapped, base.Regressor):
+    """A river regressor over an onlinekern learner.
+
+    Parameters
+    ----------
+    learner : str
+        A registered learner name with a regression task, e.g. ``"fogd-l2"``, ``"rbp"``.
+    params : dict, optional
+        Hyper-parameters of the learner (``make_learner(learner, **params)``).
+    n_features : int
+        Width of the hashed input (default 1024).
+    seed : int
+        The learner's seed, where it has one.
+    """
+
+    def __init__(self, learner="fogd-l2", params=None, n_features=1024, seed=0):
+        self.learner = learner
+        self.params = params
+        self.n_features = n_features
+        self.seed = seed
+        self.model_ = self._build("regression", "regressor")
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"learner": "fogd-l2", "params": {"n_components": 32}}
+        yield {"learner": "rbp", "params": {"budget": 20}}
+
+    def learn_one(self, x, y):
+        """Learn from one example ``x`` (dict name -> value) with target ``y``."""
+        self.model_.partial_fit(self.hashed_row(x), np.array([float(y)]))
+
+    def predict_one(self, x):
+        """The predicted value of ``x``; 0.0 before any learning."""
+        if not self.model_.__sklearn_is_fitted__():
+            return 0.0
+        return float(self.model_.predict(self.hashed_row(x))[0])

@@ -10,10 +10,14 @@ import onlinekern as ok
 
 
 def load_tool(name):
-    """The module tools/<name>.py (tools/ is not a package), for tests of a benchmark's own logic."""
+    """The module tools/<name>.py (tools/ is not a package), for tests of a benchmark's own logic;
+    tools/ goes on sys.path, as when the script runs, for its ``import harness``."""
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    tools = Path(__file__).resolve().parents[1] / "tools"
+    if str(tools) not in sys.path:
+        sys.path.insert(0, str(tools))
+    path = tools / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,6 +1,6 @@
 """No accuracy changes (issue 7): every learner gives the golden "before" results.
 
-``tests/golden/results.json`` (written by ``tools/make_golden.py``) holds, for every registered
+``tests/golden/results.json`` (written by ``tests/make_golden.py``) holds, for every registered
 (learner, task), the pre-update scores of one online pass over a small synthetic stream, the
 mistakes or RMSE, the model size and the final decision values on held-out rows, all exact
 (``float.hex``), with the inputs and the full hyper-parameters.  Each case is rerun here and must
@@ -14,7 +14,6 @@ reason, in ``make_golden.SIMD_SENSITIVE`` and compared to their own scalar-level
 to see this test fail).
 """
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +22,11 @@ import pytest
 import onlinekern as ok
 from onlinekern._core import vmath
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import make_golden as mg                                    # noqa: E402
+import make_golden as mg
 
 GOLDEN_PATH = Path(os.environ.get("ONLINEKERN_GOLDEN", mg.GOLDEN))
 REGENERATE = ("if the change of results is intended (a bug fix, a new learner or default), run "
-              "`python tools/make_golden.py` and say why in the commit message; "
+              "`python tests/make_golden.py` and say why in the commit message; "
               "performance work must not change results")
 
 try:
@@ -82,7 +80,7 @@ def expected(case, vector_math):
 
 
 def test_golden_file_present_and_consistent():
-    assert GOLDEN is not None, f"{GOLDEN_PATH} is missing: run `python tools/make_golden.py`"
+    assert GOLDEN is not None, f"{GOLDEN_PATH} is missing: run `python tests/make_golden.py`"
     head = GOLDEN["header"]
     assert GOLDEN["format"] == mg.FORMAT and head["rtol"] == RTOL
     assert head["vector_math"] and head["scalar_level"] == 0
@@ -99,9 +97,9 @@ def test_every_registered_learner_and_task_has_a_golden_case():
     missing = sorted(registered - set(CASES))
     stale = sorted(set(CASES) - registered)
     assert not missing, (f"no golden results for {missing}: run `python "
-                         f"tools/make_golden.py` to add them (and commit tests/golden/results.json)")
+                         f"tests/make_golden.py` to add them (and commit tests/golden/results.json)")
     assert not stale, (f"golden cases of learners no longer registered: {stale}: run "
-                       f"`python tools/make_golden.py`")
+                       f"`python tests/make_golden.py`")
 
 
 @pytest.mark.parametrize("case_id", sorted(CASES))

@@ -95,10 +95,9 @@ def random_sparse(rng, n_rows, n_cols, density, dtype):
 
 # ------------------------------------------------------------- pure-Python reference
 
-# The one reference of the format lives in tools/fuzz_reader.py (the fuzzer checks 100k inputs
-# against it); here it only gets a CSR front end.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from fuzz_reader import RefError, ref_parse as ref_arrays  # noqa: E402
+# The one reference of the format lives in tests/libsvm_reference.py (tests/test_fuzz.py checks
+# generated inputs against it); here it only gets a CSR front end.
+from libsvm_reference import RefError, ref_parse as ref_arrays  # noqa: E402
 
 
 def ref_parse(text, n_features=0, float32=False):

@@ -301,38 +301,3 @@ def test_pickle_from_readonly_memmap(tmp_path):
         back.partial_fit(X, y)                       # resumed learning writes into the model
         again = pickle.loads(pickle.dumps(e)).partial_fit(X, y)
         np.testing.assert_array_equal(back.decision_function(X), again.decision_function(X))
-
-
-# ---- river-style adapter --------------------------------------------------------------------------
-def test_river_adapter_matches_partial_fit():
-    from onlinekern.river_adapter import RiverAdapter
-    X, y = blobs(n=60, C=3)
-    names = ["f0", "f1", "f2"]
-    for make_learner in (lambda: ok.FOGD(n_components=16, loss="softmax"), lambda: ok.DSG(batch_size=4, block_size=4)):
-        ref = make_learner()
-        ad = RiverAdapter(make_learner(), classes=[0, 1, 2])
-        assert ad.predict_one({"f0": 1.0}) is None and ad.predict_proba_one({"f0": 1.0}) == {}
-        for i in range(len(X)):
-            x = {n: v for n, v in zip(names[::-1], X[i, ::-1]) if v != 0}    # key order does not matter
-            ad.learn_one(x, y[i])
-            ref.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
-        assert ad.features == names
-        np.testing.assert_array_equal(ad.learner.decision_function(X), ref.decision_function(X))
-        x0 = dict(zip(names, X[0]))
-        assert ad.predict_one(x0) == ref.predict(X[:1])[0]
-        p = ad.predict_proba_one(x0)
-        assert list(p) == [0, 1, 2] and abs(sum(p.values()) - 1) < 1e-12
-        with pytest.raises(ValueError, match="unknown feature"):
-            ad.learn_one({"f9": 1.0}, 0)
-
-
-def test_river_adapter_regression_and_errors():
-    from onlinekern.river_adapter import RiverAdapter
-    ad = RiverAdapter(ok.KernelOGD(loss="squared"), features=["a", "b"])
-    assert ad.predict_one({"a": 1.0}) == 0.0
-    ad.learn_one({"a": 1.0}, 2.0)
-    assert ad.predict_one({"a": 1.0, "b": 0.0}) > 0
-    with pytest.raises(AttributeError):
-        ad.predict_proba_one({"a": 1.0})
-    with pytest.raises(ValueError, match="classes="):
-        RiverAdapter(ok.KernelOGD()).learn_one({"a": 1.0}, 1)

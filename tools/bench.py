@@ -1,98 +1,41 @@
 """Benchmarks of the foundation: reader, FOGD vs scikit-learn, kernel learners and threads.
 
 Every figure is a median over ``--repeats`` runs, and every comparison times both sides
-alternately in this one process, because the machine is shared and noisy.  Results print as
-Markdown tables (copy them into BENCHMARKS.md); ``--json OUT`` also writes them.
+alternately in this one process (tools/harness.py), because the machine is shared and noisy.
+Results print as Markdown tables (copy them into BENCHMARKS.md); ``--json OUT`` also writes them.
 
     python tools/bench.py                      # everything (several minutes)
     python tools/bench.py --only fogd,reader   # a subset: reader, fogd, sklearn, kernel, learners, precision
 """
-import argparse
-import json
-import lzma
-import os
-import platform
-import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+import harness as h
 
-import onlinekern as ok  # noqa: E402
-from onlinekern._core import vmath  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-
-
-def median(xs):
-    return statistics.median(xs)
-
-
-class Data:
-    """Decompress shared data once into a temp dir and load it with onlinekern's reader."""
-
-    def __init__(self, root):
-        self.root = Path(root)
-        self.tmp = Path(tempfile.mkdtemp(prefix="onlinekern-bench-"))
-        self.cache = {}
-
-    def plain(self, name):
-        out = self.tmp / name
-        if not out.exists():
-            src = self.root / (name + ".xz")
-            if not src.exists():
-                raise SystemExit(f"bench: {src} not found (use --data-dir)")
-            with lzma.open(src) as f:
-                out.write_bytes(f.read())
-        return out
-
-    def load(self, *names, n_features=None):
-        key = (names, n_features)
-        if key not in self.cache:
-            parts = [ok.load_libsvm(self.plain(n), n_features=n_features) for n in names]
-            width = max(p[0].shape[1] for p in parts)
-            parts = [ok.load_libsvm(self.plain(n), n_features=width) for n in names]
-            import scipy.sparse as sp
-            X = sp.vstack([p[0] for p in parts]).tocsr()
-            y = np.concatenate([p[1] for p in parts])
-            self.cache[key] = (X, y)
-        return self.cache[key]
-
-
-def machine():
-    cpu = "unknown"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    level = {0: "baseline", 1: "AVX2+FMA", 2: "AVX-512"}[vmath.simd_level()]
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-            "simd": level, "libmvec": vmath.vector_math(), "onlinekern": ok.__version__}
+import onlinekern as ok
+from onlinekern.preprocessing import FeatureScaler
 
 
 # ---- sections ------------------------------------------------------------------------------
 
-def bench_reader(data, repeats):
+def bench_reader(data, repeats, dtype="float64"):
+    """load_libsvm against sklearn's load_svmlight_file on decompressed ijcnn1.t, alternately; the
+    outputs must be identical to the byte."""
     from sklearn.datasets import load_svmlight_file
-    path = data.plain("ijcnn1.t")
-    ours, theirs = [], []
-    for _ in range(repeats):
-        t = time.perf_counter(); X1, y1 = ok.load_libsvm(path); ours.append(time.perf_counter() - t)
-        t = time.perf_counter(); X2, y2 = load_svmlight_file(str(path), zero_based=False); theirs.append(time.perf_counter() - t)
-    same = (np.array_equal(X1.indptr, X2.indptr) and np.array_equal(X1.indices, X2.indices)
-            and np.array_equal(X1.data, X2.data) and np.array_equal(y1, y2))
-    row = {"file": "ijcnn1.t", "rows": X1.shape[0], "onlinekern_s": median(ours), "sklearn_s": median(theirs),
-           "speedup": median(theirs) / median(ours), "identical": bool(same)}
-    print("\n### Reader: load_libsvm vs sklearn.datasets.load_svmlight_file (decompressed ijcnn1.t)\n")
-    print("| file | rows | onlinekern (s) | scikit-learn (s) | speed-up | identical |")
-    print("|---|---:|---:|---:|---:|---|")
-    print(f"| ijcnn1.t | {row['rows']:,} | {row['onlinekern_s']:.3f} | {row['sklearn_s']:.3f} | {row['speedup']:.1f}x | {same} |")
+    path = str(data.plain("ijcnn1.t"))
+    med, res = h.side_by_side({"ours": lambda: ok.load_libsvm(path, dtype=dtype),
+                               "sklearn": lambda: load_svmlight_file(path, zero_based=False, dtype=dtype)}, repeats)
+    (X1, y1), (X2, y2) = res["ours"][0], res["sklearn"][0]
+    same = bool(X1.shape == X2.shape and np.array_equal(X1.indptr, X2.indptr) and np.array_equal(X1.indices, X2.indices)
+                and X1.data.tobytes() == X2.data.tobytes() and y1.tobytes() == y2.tobytes())
+    row = {"file": "ijcnn1.t", "rows": X1.shape[0], "dtype": dtype, "onlinekern_s": med["ours"],
+           "sklearn_s": med["sklearn"], "speedup": med["sklearn"] / med["ours"], "identical": same}
+    print(f"\n### Reader: load_libsvm vs sklearn.datasets.load_svmlight_file (decompressed ijcnn1.t, {dtype})\n")
+    print(h.md_table(["file", "rows", "onlinekern (s)", "scikit-learn (s)", "speed-up", "identical"],
+                     [["ijcnn1.t", f"{row['rows']:,}", f"{med['ours']:.3f}", f"{med['sklearn']:.3f}",
+                       f"{row['speedup']:.1f}x", "yes" if same else "NO"]]))
     return row
 
 
@@ -113,13 +56,10 @@ def bench_precision(data, repeats, eta):
     print("|---:|---:|---:|---:|---:|")
     out = []
     for D in (100, 1000, 4000):
-        secs, rates = {"float64": [], "float32": []}, {}
-        for _ in range(repeats):
-            for p in secs:
-                r = fogd_run(X, y, eta, D=D, precision=p)
-                secs[p].append(r.seconds)
-                rates[p] = r.mistake_rate
-        us = {p: median(v) / n * 1e6 for p, v in secs.items()}
+        med, res = h.side_by_side({p: (lambda p=p: fogd_run(X, y, eta, D=D, precision=p)) for p in ("float64", "float32")},
+                                  repeats, seconds=lambda r: r.seconds)
+        us = {p: v / n * 1e6 for p, v in med.items()}
+        rates = {p: v[-1].mistake_rate for p, v in res.items()}
         row = {"D": D, "us_float64": us["float64"], "us_float32": us["float32"],
                "speedup": us["float64"] / us["float32"], "mistake_rate_float64": rates["float64"],
                "mistake_rate_float32": rates["float32"]}
@@ -136,7 +76,7 @@ def bench_fogd(data, repeats, eta):
     rates = [r.mistake_rate for r in res]
     secs = [r.seconds for r in res]
     row = {"rows": n, "D": 1000, "gamma": 0.5, "eta": eta, "runs": repeats, "mistake_rate_mean": float(np.mean(rates)),
-           "mistake_rate_std": float(np.std(rates)), "seconds_median": median(secs), "us_per_example": median(secs) / n * 1e6}
+           "mistake_rate_std": float(np.std(rates)), "seconds_median": h.median(secs), "us_per_example": h.median(secs) / n * 1e6}
     print(f"\n### FOGD-hinge on ijcnn1 (ijcnn1 + ijcnn1.t, {n:,} rows), D = 1000, gamma = 0.5, eta = {eta}, "
           f"{repeats} permutations\n")
     print("| mistake rate (%) | learning time (s, median) | µs / example |")
@@ -169,17 +109,13 @@ def sklearn_chunks(X, y, n_components, predict, chunk=256, seed=0, gamma=0.5, sg
 def bench_sklearn(data, repeats, eta):
     X, y = data.load("ijcnn1", "ijcnn1.t")
     n = X.shape[0]
-    times = {k: [] for k in ("onlinekern", "skl1000", "skl1000p", "skl2000", "skl2000p")}
-    rates = {}
-    for r in range(repeats):
-        res = fogd_run(X, y, eta, run=0)
-        times["onlinekern"].append(res.seconds); rates["onlinekern"] = res.mistake_rate
-        for key, nc, pred in (("skl1000", 1000, False), ("skl1000p", 1000, True), ("skl2000", 2000, False), ("skl2000p", 2000, True)):
-            t, rate = sklearn_chunks(X, y, nc, pred)
-            times[key].append(t)
-            if pred:
-                rates[key] = rate
-    us = {k: median(v) / n * 1e6 for k, v in times.items()}
+    fns = {"onlinekern": lambda: (lambda r: (r.seconds, r.mistake_rate))(fogd_run(X, y, eta, run=0))}
+    for key, nc, pred in (("skl1000", 1000, False), ("skl1000p", 1000, True), ("skl2000", 2000, False),
+                          ("skl2000p", 2000, True)):
+        fns[key] = lambda nc=nc, pred=pred: sklearn_chunks(X, y, nc, pred)
+    med, res = h.side_by_side(fns, repeats, seconds=lambda r: r[0])
+    rates = {k: v[-1][1] for k, v in res.items() if k == "onlinekern" or k.endswith("p")}
+    us, speedup = {k: v / n * 1e6 for k, v in med.items()}, h.ratios(med, "onlinekern")
     print(f"\n### FOGD vs scikit-learn RBFSampler + SGDClassifier.partial_fit (chunks of 256), ijcnn1 {n:,} rows, "
           f"one pass, medians of {repeats} alternating runs\n")
     print("| method | µs / example | onlinekern speed-up | online mistake rate (%) |")
@@ -190,7 +126,7 @@ def bench_sklearn(data, repeats, eta):
               "skl2000": "scikit-learn, 2000 components, partial_fit only",
               "skl2000p": "scikit-learn, 2000 components, predict + partial_fit per chunk"}
     for k, label in labels.items():
-        print(f"| {label} | {us[k]:.2f} | {us[k] / us['onlinekern']:.1f}x | {rates.get(k, float('nan')):.2f} |")
+        print(f"| {label} | {us[k]:.2f} | {speedup[k]:.1f}x | {rates.get(k, float('nan')):.2f} |")
     return {"us_per_example": us, "mistake_rate": rates}
 
 
@@ -206,18 +142,14 @@ def bench_kernel(data, repeats):
     print("| learner | mistake rate (%) | SVs | 1 thread (s) | 2 threads (s) | 2-thread speed-up |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, params in (("perceptron", {}), ("ogd-hinge", {"eta": 0.5})):
-        t1, t2, res = [], [], None
-        for _ in range(repeats):
-            for nt, bucket in ((1, t1), (2, t2)):
-                learner = ok.make_learner(name, gamma=1.0, n_threads=nt, **params)
-                r = ok.run_online(learner, X, y, seed=0)
-                bucket.append(r.seconds)
-                if res is None:
-                    res = r
-                elif r.n_mistakes != res.n_mistakes:
-                    raise SystemExit(f"bench: {name} gave different results with {nt} threads")
+        med, runs = h.side_by_side({nt: (lambda nt=nt: ok.run_online(ok.make_learner(name, gamma=1.0, n_threads=nt, **params),
+                                                                      X, y, seed=0)) for nt in (1, 2)},
+                                   repeats, seconds=lambda r: r.seconds)
+        res = runs[1][0]
+        if any(r.n_mistakes != res.n_mistakes for v in runs.values() for r in v):
+            raise SystemExit(f"bench: {name} gave different results with 1 and 2 threads")
         row = {"learner": name, "params": params, "mistake_rate": res.mistake_rate, "svs": res.model_size,
-               "seconds_1": median(t1), "seconds_2": median(t2)}
+               "seconds_1": med[1], "seconds_2": med[2]}
         rows.append(row)
         print(f"| {name} {params or ''} | {res.mistake_rate:.2f} | {res.model_size:,} | {row['seconds_1']:.2f} | "
               f"{row['seconds_2']:.2f} | {row['seconds_1'] / row['seconds_2']:.2f}x |")
@@ -252,7 +184,7 @@ def bench_learners(data, repeats):
                 res = ok.run_online(ok.make_learner(name, n_threads=1, **params), X, y, seed=0)
                 secs.append(res.seconds)
             err = f"{res.rmse:.4f}" if res.task == "regression" else f"{res.mistake_rate:.2f}"
-            s = median(secs)
+            s = h.median(secs)
             print(f"| {label} | {X.shape[0]:,} | {name} | {params} | {err} | {res.model_size:,} | {s:.3f} | {s / X.shape[0] * 1e6:.2f} |")
             out.append({"data": label, "learner": name, "params": params, "error": res.error, "seconds": s})
     return out
@@ -263,29 +195,24 @@ SECTIONS = {"reader": bench_reader, "fogd": bench_fogd, "sklearn": bench_sklearn
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--repeats", type=int, default=5)
+    ap = h.parser(__doc__)
     ap.add_argument("--eta", type=float, default=1.0, help="FOGD step size (tuned on ijcnn1)")
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
-    ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="the reader section's dtype")
     args = ap.parse_args(argv)
-    data = Data(args.data_dir)
-    info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numpy {info['numpy']}, "
-          f"SIMD {info['simd']}, libmvec {info['libmvec']}, onlinekern {info['onlinekern']}")
+    data = h.Data(args.data_dir)
+    info = h.machine()
+    print(h.machine_line(info))
     results = {"machine": info}
-    for name in args.only.split(","):
-        name = name.strip()
-        if name not in SECTIONS:
-            raise SystemExit(f"bench: unknown section {name!r}")
-        fn = SECTIONS[name]
-        if name in ("fogd", "sklearn", "precision"):
-            results[name] = fn(data, args.repeats, args.eta)
-        else:
-            results[name] = fn(data, args.repeats)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1, default=float))
+    try:
+        for name in [n.strip() for n in args.only.split(",")]:
+            if name not in SECTIONS:
+                raise SystemExit(f"bench: unknown section {name!r}")
+            extra = {"fogd": (args.eta,), "sklearn": (args.eta,), "precision": (args.eta,), "reader": (args.dtype,)}
+            results[name] = SECTIONS[name](data, args.repeats, *extra.get(name, ()))
+    finally:
+        data.close()
+    h.write_json(args.json, results)
     return 0
 
 

@@ -1,73 +1,43 @@
 """Side-by-side anchors (issue 7): onlinekern FOGD and RRF against scikit-learn, river, Vowpal
-Wabbit and batch LIBSVM, on ijcnn1 and cod-rna.tr.
+Wabbit and batch LIBSVM, on ijcnn1 (ijcnn1 + ijcnn1.t, gamma = 0.5) and cod-rna.tr (scaled to
+[0, 1], gamma = 1).  Every online method sees permutation 0 of seed 0 (checked against
+``run_online``'s order) and predicts each example before learning from it.
 
-Data: ijcnn1 = ijcnn1 + ijcnn1.t (141,691 rows, gamma = 0.5); cod-rna.tr (59,535 rows, features
-scaled to [0, 1] by ``FeatureScaler``, gamma = 1).  Every online method sees the same order: the
-permutation of run 0 of seed 0, ``onlinekern.seeding.permutation(0, 0, n)`` -- the function
-``run_online(learner, X, y, seed=0, run=0)`` uses (checked at run time).  cod-rna.tr is sorted by
-label, so file order would make it trivial.
+Rows: onlinekern FOGD-hinge (D = 1000; float64 and the opt-in float32 map) and RRF-hinge
+(D = 100), one thread, whole stream, their mistake rate on each prefix read from the checkpoint
+curve; scikit-learn ``RBFSampler`` + ``SGDClassifier(hinge)`` in chunks of 256 over the whole
+stream and per example on the first ``--prefix`` rows (1000 and 2000 components); river
+``RBFSampler | PAClassifier`` per example (river's RBFSampler draws n_components frequencies
+*per input feature*: the main row uses round(1000 / d) per feature, about 1000 features, a second
+row the literal 1000 on ``--river-wide-prefix`` rows); Vowpal Wabbit ``--ksvm --kernel rbf``
+(LASVM, no budget) per example on the prefix and on ``--vw-long-prefix`` rows; LIBSVM batch
+(``sklearn.svm.SVC``) as the accuracy reference, run once.
 
-Rows of each table (one pass, predict each example before learning from it):
-
-- onlinekern FOGD-hinge (D = 1000) and RRF-hinge (D = 100), one thread, whole stream; their
-  mistake rate on the prefix rows is read from the checkpoint curve of the same run.  FOGD runs
-  twice: with the default float64 feature map and with the opt-in ``precision="float32"`` map
-  (float32 Omega^T x and cos/sin, float64 weights); every speed-up and target is given for both.
-- scikit-learn ``RBFSampler`` + ``SGDClassifier(hinge)``: in chunks of 256 over the whole stream
-  (predict the chunk, then ``partial_fit`` it: the semantics of ``tools/bench.py``), and per
-  example (``transform`` one row, ``predict``, ``partial_fit``) on the first ``--prefix`` rows,
-  with 1000 and 2000 components.
-- river ``feature_extraction.RBFSampler | linear_model.PAClassifier`` per example (``predict_one``
-  then ``learn_one``) on the prefix.  river's RBFSampler draws ``n_components`` frequencies *per
-  input feature* and emits cos(x_i w_ij + b_j) for each non-zero x_i (an additive per-coordinate
-  map, not random Fourier features of the joint RBF kernel), so ``n_components = 1000`` gives
-  nnz x 1000 features per row; the main river row uses round(1000 / d) per feature (about 1000
-  output features, the same budget as the others), and a second row the literal 1000 on the first
-  ``--river-wide-prefix`` rows (it costs tens of ms per example).
-- Vowpal Wabbit ``--ksvm --kernel rbf --bandwidth gamma`` (LASVM, exp(-bandwidth ||x - x'||^2),
-  no budget) per example on the prefix, and again on the first ``--vw-long-prefix`` rows, because
-  its cost per example grows with its support vectors (a whole pass would take hours).  ``learn``
-  stores the pre-update score in the example (checked against ``predict`` while writing this
-  script), so one call per example is progressive validation.  Labels are -1/+1.
-- LIBSVM batch (``sklearn.svm.SVC``, which is LIBSVM), the accuracy reference, not online:
-  ijcnn1 trained on ijcnn1 (49,990 rows) and tested on ijcnn1.t (91,701); cod-rna.tr split 50/50
-  in the permuted order, training half capped at ``--libsvm-max-train`` rows.  Run once.
-
-Hyper-parameters: onlinekern on ijcnn1 uses the tuned settings of BENCHMARKS.md (FOGD eta = 1;
-RRF eta = 1, g0 = 0.5, eta_gamma = 0.01).  Everything else is chosen by this script, before any
-timing, by the online mistake rate of one pass: onlinekern on cod-rna and scikit-learn's SGD
-step (``optimal``, or constant eta0 in {0.01, 0.1, 1}) on the first 10 % of the permuted stream;
-river's PA C and mode and VW's --l2 (lambda) on the prefix itself (the rows they are scored on -- an
-advantage to them, so the comparison stays conservative).  The choices are printed.
-
-scikit-learn's BLAS is limited to ``--blas-threads`` (1) threads, as onlinekern runs one thread.
-µs / example = learning time / rows: onlinekern's ``run_online`` seconds, the anchors' loops
-timed with input conversion (row slicing, dicts, VW parsing) done beforehand, as onlinekern's
-loading is excluded.  Medians of ``--repeats``; the timed methods alternate within each repeat
-because the machine is shared and noisy.
+Hyper-parameters are chosen before any timing by the online mistake rate of one pass: onlinekern
+on ijcnn1 uses BENCHMARKS.md's tuned settings, on cod-rna the first 10 % of the stream, as
+scikit-learn's SGD step; river's PA C / mode and VW's --l2 on the prefix itself (an advantage to
+them).  scikit-learn's BLAS gets ``--blas-threads`` (1).  µs / example = learning time / rows,
+input conversion excluded on every side; medians of ``--repeats``, methods alternating
+(tools/harness.py).  docs/performance.md section 4 reads the figures.
 
     python tools/bench_anchors.py --json anchors.json                         # about 3 minutes
     python tools/bench_anchors.py --only ijcnn1 --repeats 1 --prefix 500      # quick look
     python tools/bench_anchors.py --skip libsvm,river-wide                    # leave out slow rows
     python tools/bench_anchors.py --vw-curve 40000 --only ijcnn1              # VW vs FOGD by prefix length
 """
-import argparse
 import json
-import shutil
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
+import harness as h
 
-import onlinekern as ok  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-from onlinekern.seeding import permutation  # noqa: E402
-from bench import Data, machine, median, sklearn_chunks as bench_chunks  # noqa: E402
+import onlinekern as ok
+from onlinekern.preprocessing import FeatureScaler
+from onlinekern.seeding import permutation
+
+from bench import sklearn_chunks as bench_chunks
 
 SEED, RUN = 0, 0
 CHUNK = 256
@@ -355,32 +325,19 @@ def bench_set(key, data, args):
               flush=True)
 
     # -- timed passes, alternating
-    times = {k: [] for k in methods}
-    rates = {k: [] for k in methods}
-    ok_prefix = {}
-    for rep in range(args.repeats):
-        for k, (label, rows_timed, fn) in methods.items():
-            try:
-                sec, r, pref = fn()
-            except Skip as e:
-                out["skipped"][k] = str(e)
-                continue
-            times[k].append(sec)
-            rates[k].append(r)
-            if pref is not None:
-                ok_prefix[k] = pref
-    for k in list(methods):
-        if not times[k]:
-            del methods[k]
-        elif max(rates[k]) != min(rates[k]):
+    med, res = h.side_by_side({k: fn for k, (_, _, fn) in methods.items()}, args.repeats, seconds=lambda r: r[0])
+    rates = {k: [r[1] for r in v] for k, v in res.items()}
+    ok_prefix = {k: v[-1][2] for k, v in res.items() if v[-1][2] is not None}
+    for k in methods:
+        if max(rates[k]) != min(rates[k]):
             print(f"- warning: {k} gave different mistake rates across repeats: {rates[k]}")
 
-    fogd_us = {f: median(times[f]) / n * 1e6 for f in FOGDS}
+    fogd_us = {f: med[f] / n * 1e6 for f in FOGDS}
     rows_md = []
     for k, (label, rows_timed, _) in methods.items():
-        us = median(times[k]) / rows_timed * 1e6
+        us = med[k] / rows_timed * 1e6
         entry = {"label": label, "rows_timed": rows_timed, "us_per_example": us, "mistake_rate": rates[k][0],
-                 "seconds": times[k]}
+                 "seconds": [r[0] for r in res[k]]}
         for f in FOGDS:           # speed-up and mistake rate on the same rows of each FOGD variant
             entry[f"speedup_of_{f}"] = us / fogd_us[f]
             entry[f"{f}_mistake_rate_same_rows"] = rates[f][0] if rows_timed == n else ok_prefix[f][rows_timed]
@@ -478,7 +435,7 @@ def vw_curve(key, data, args):
     fogd = {}
     for f, prec in (("fogd", "float64"), ("fogd32", "float32")):
         runs = [run_ok(make_fogd(gamma, precision=prec, **fogd_p), X, y, order, points) for _ in range(args.repeats)]
-        fogd[f] = (median([r[0] for r in runs]) / n * 1e6, runs[0][2])
+        fogd[f] = (h.median([r[0] for r in runs]) / n * 1e6, runs[0][2])
     # does a wider map close the accuracy gap? (mistake rates only; float32 keeps D = 16000 cheap)
     wide = {D: run_ok(make_fogd(gamma, precision="float32", D=D, **fogd_p), X, y, order, points)[2] for D in WIDE_D}
     out = {"vw_l2": vw_l2, "fogd_params": fogd_p, "fogd_us": {f: v[0] for f, v in fogd.items()}, "points": []}
@@ -525,9 +482,7 @@ def verdicts(m, fogd="fogd"):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = h.parser(__doc__, repeats=3)
     ap.add_argument("--prefix", type=int, default=2000, help="rows timed for the per-example anchors (2000)")
     ap.add_argument("--river-wide-prefix", type=int, default=200,
                     help="rows for river with the literal n_components = 1000 per feature (200)")
@@ -542,7 +497,6 @@ def main(argv=None):
     ap.add_argument("--skip", default="", help="comma-separated: libsvm, river-wide")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="BLAS threads for scikit-learn (1, as onlinekern runs n_threads=1; 0 = library default)")
-    ap.add_argument("--json", help="also write every number to this JSON file")
     args = ap.parse_args(argv)
     blas = "library default"
     if args.blas_threads > 0:
@@ -554,10 +508,9 @@ def main(argv=None):
         except ImportError:
             blas = "library default (threadpoolctl not installed)"
     args.skip = [s.strip() for s in args.skip.split(",") if s.strip()]
-    data = Data(args.data_dir)
-    info = machine()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numpy {info['numpy']}, "
-          f"SIMD {info['simd']}, libmvec {info['libmvec']}, onlinekern {info['onlinekern']}")
+    data = h.Data(args.data_dir)
+    info = h.machine()
+    print(h.machine_line(info))
     versions = {}
     for mod in ("sklearn", "river", "vowpalwabbit"):
         try:
@@ -578,11 +531,10 @@ def main(argv=None):
                 raise SystemExit(f"bench_anchors: unknown data set {key!r} (ijcnn1, codrna)")
             results["sets"][key] = vw_curve(key, data, args) if args.vw_curve else bench_set(key, data, args)
     finally:
-        shutil.rmtree(data.tmp, ignore_errors=True)       # the decompressed copies
+        data.close()
     results["wall_seconds"] = time.perf_counter() - t0
     print(f"\n(total {results['wall_seconds'] / 60:.1f} min)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    h.write_json(args.json, results)
     return 0
 
 

@@ -1,45 +1,28 @@
 """Cost model per learner: the arithmetic an example costs, the bound it implies on this machine,
-and the measured time per example against it (issue 7).
+and the measured time per example against it (issue 7; docs/performance.md sections 2-3).
 
-For every learner at its paper setting the script runs one pass (``ok.run_online``, one thread,
-permutation 0 of seed 0, ~100 checkpoints, pre-update scores kept), derives from that same run the
-statistics the cost model needs -- the average model size S over the stream (the model-size curve
-integrated over examples seen), the update fraction u (mistake-driven learners: y f <= 0;
-hinge-type losses: y f < 1; other losses: every example), the average nnz per row and d -- counts
-the operations one example costs (per-example averages, from the learner's code in
-onlinekern/learners/*.pyx, onlinekern/_core/support.pyx / features.pyx and include/ok_kernel.h),
-and turns them into a time with the machine's measured primitive peaks
-(tools/bench_primitives.py: avx512 level, portable build):
+Each learner at its paper setting makes one pass (one thread, permutation 0 of seed 0, ~100
+checkpoints, pre-update scores kept); from that run come the average model size S, the update
+fraction u, nnz and d; the per-example operation counts follow the learner's code, and the
+machine's measured primitives (tools/bench_primitives.py, top level, portable build) turn them
+into a time:
 
     bound(ns / example) = n_exp * exp_ns + n_cossin * cossin_ns + n_normal * normal_ns
                           + max(n_madd * roof_ns,  sum_parts bytes_part / bandwidth(level(ws_part)))
 
-* roof_ns: ns per lane multiply-add at peak ("peak FMA", avx512 x8);
-* exp_ns, cossin_ns: ok_vexp (per value) and ok_vcossin (per cos+sin pair) at n = 1000;
-* normal_ns: one standard normal of the counter-based generator (include/ok_rng.h), measured
-  here through onlinekern._core.counter_rng.normals on 2e6 values (only DSG-regenerated blocks and
-  Shrinking Gradient draw normals); a uniform of the same generator counts as one normal;
-* bandwidth(level): single-thread streaming read bandwidth of the level that holds the part's
-  working set ws: <= 48 KB L1 (the 16 KB figure), <= 1 MB L2 (256 KB), <= 32 MB L3 (4 MB), else
-  DRAM (256 MB);
-* a "multiply-add" is two flops of any kind (a subtraction + multiply + add is 1.5 madd).
-
-The ratio is measured / bound; the target is ratio <= 2 at the paper settings.  Memory and
-arithmetic overlap (max), while exp, cos/sin and normal generation are added (they run in their
-own vector loops over data that is already in L1).  Scalar libm calls (BSGD-M's pow, Shrinking
-Gradient's cos, RRF's exp of a changed rho) are counted at the vector price: the bound is what
-the arithmetic would cost at peak, not what the current code's choice of routine costs.
+roof_ns: ns per lane multiply-add at peak FMA; exp_ns, cossin_ns: ok_vexp / ok_vcossin at n =
+1000; normal_ns: one normal of the counter-based generator (a uniform counts as one normal);
+bandwidth(level): streaming read of the level holding the part's working set (<= 48 KB L1,
+<= 1 MB L2, <= 32 MB L3, else DRAM); a multiply-add is two flops of any kind.  Scalar libm calls
+are counted at the vector price.  The ratio is measured / bound; the target is <= 2.
 
     python tools/bench_bounds.py --json bounds.json      # measures the primitives first (~1 min)
     python tools/bench_primitives.py --json prim.json && python tools/bench_bounds.py --primitives prim.json
     python tools/bench_bounds.py --only fogd,rbp --repeats 1
     python tools/bench_bounds.py --rows 20000          # cap every data set at 20,000 rows
 """
-import argparse
 import json
 import math
-import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,14 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tools"))
-sys.path.insert(0, str(REPO))
+import harness as h
 
-import onlinekern as ok  # noqa: E402
-from onlinekern._core import counter_rng  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-from bench import Data, machine  # noqa: E402  (tools/bench.py: the shared-data loader)
+import onlinekern as ok
+from onlinekern._core import counter_rng
+from onlinekern.preprocessing import FeatureScaler
 
 LEVEL_LIMITS = (("L1", 48 * 1024), ("L2", 1024 * 1024), ("L3", 32 * 1024 * 1024), ("DRAM", float("inf")))
 STREAM_NAMES = {"L1": "stream read 16 KB (L1)", "L2": "stream read 256 KB (L2)",
@@ -72,7 +52,7 @@ def load_primitives(path):
         src = str(path)
     else:
         tmp = Path(tempfile.mkdtemp(prefix="bounds-prim-")) / "prim.json"
-        script = REPO / "tools" / "bench_primitives.py"
+        script = h.REPO / "tools" / "bench_primitives.py"
         subprocess.run([sys.executable, str(script), "--json", str(tmp)], check=True)
         doc = json.loads(tmp.read_text())
         src = f"{script} (run now)"
@@ -101,14 +81,12 @@ def load_primitives(path):
     return p
 
 
-def measure_rng(n=2_000_000, repeats=3):
-    """ns per standard normal / per uniform of the counter-based generator (compiled loop)."""
-    tn, tu = [], []
+def measure_rng(n=2_000_000, repeats=5):
+    """ns per standard normal / per uniform of the counter-based generator (compiled loop), medians."""
     counter_rng.normals(0, 2, 1, 1000)
-    for r in range(repeats):
-        t = time.perf_counter(); counter_rng.normals(0, 2, r + 1, n); tn.append(time.perf_counter() - t)
-        t = time.perf_counter(); counter_rng.uniforms(0, 2, r + 1, n // 4); tu.append(time.perf_counter() - t)
-    return min(tn) / n * 1e9, min(tu) / (n // 4) * 1e9
+    med, _ = h.side_by_side({"normal": lambda: counter_rng.normals(0, 2, 1, n),
+                             "uniform": lambda: counter_rng.uniforms(0, 2, 1, n // 4)}, repeats)
+    return med["normal"] / n * 1e9, med["uniform"] / (n // 4) * 1e9
 
 
 def level_of(ws):
@@ -170,8 +148,6 @@ def model_kernel(name, case, st, p):
     u = float(np.mean(upd))
     uf = float(np.mean(upd & full))
     append_cost(c, st, u, cap)
-    if fam in ("rbp", "bsgd-removal", "bogd", "bogdpp", "bsgd-merge", "forgetron", "bpas"):
-        pass
     if fam == "forgetron":
         # at the budget: f(x_r) of the oldest SV (a dense query over S) + the oldest scan
         kernel_pred(c, S, st, cap, C, dense_query=True, weight=(upd & full))
@@ -374,7 +350,6 @@ def cases():
     return out
 
 
-HINGE_LIKE = ("hinge", "bpas", "bsgd-removal", "bsgd-merge", "projectronpp")
 MISTAKE = ("perceptron", "rbp", "forgetron", "projectron")
 
 
@@ -466,21 +441,17 @@ def fmt_n(v):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=3)
     ap.add_argument("--primitives", default=None, help="JSON of tools/bench_primitives.py (default: measure now)")
     ap.add_argument("--only", help="comma-separated learner names or families (e.g. fogd,rbp,dsg-logit)")
     ap.add_argument("--rows", type=int, help="cap every data set at this many rows")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--json")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
     p = load_primitives(args.primitives)
-    info = machine()
-    load0 = os.getloadavg()
-    print(f"machine: {info['cpu']}, {info['cores']} cores, SIMD {info['simd']}, libmvec {info['libmvec']}; "
-          f"load average at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    info = h.machine()
+    load0 = info["loadavg"]
+    print(h.machine_line(info))
     print(f"primitives: {p['source']} (level {p['level']}, portable build)")
     print(f"  roof {p['roof_ns']:.4f} ns/madd ({p['roof_level']}), exp {p['exp_ns']:.3f} ns, cos+sin {p['cossin_ns']:.3f} ns, "
           f"normal {p['normal_ns']:.2f} ns (uniform {p['uniform_ns']:.2f} ns, measured now); read bandwidth GB/s: "
@@ -492,7 +463,7 @@ def main(argv=None):
     if args.only:
         want = set(args.only.split(","))
         sel = [c for c in sel if c["name"] in want or c["family"] in want]
-    data = Data(args.data_dir)
+    data = h.Data(args.data_dir)
     mats = {}
     for c in sel:
         key = (c["data"], c["rows"] if args.rows is None else min(args.rows, c["rows"] or args.rows))
@@ -525,7 +496,7 @@ def main(argv=None):
         st = stats(c, learner, X, y, res)
         cost = model_for(c, st, p)
         b_ns, terms, lvl = bound(cost, p)
-        meas = statistics.median(times[i])
+        meas = h.median(times[i])
         total_bytes = sum(v[0] for v in cost.parts.values())
         dom = max(terms, key=terms.get)
         rows.append({"learner": c["name"], "family": c["family"], "data": c["data"], "rows": X.shape[0],
@@ -536,9 +507,10 @@ def main(argv=None):
                      "terms_ns": terms, "dominant": dom, "bound_us": b_ns / 1e3, "measured_us": meas,
                      "measured_all_us": times[i], "ratio": meas / (b_ns / 1e3), "notes": cost.notes,
                      "error": res.error})
-    load1 = os.getloadavg()
+    load1 = h.loadavg()
+    data.close()
     print(f"\n### Cost model per learner: bound vs measured µs per example (one thread; load average "
-          f"{load0[0]:.2f} at start, {load1[0]:.2f} at end; median of {args.repeats})\n")
+          f"{load0} at start, {load1} at end; median of {args.repeats})\n")
     print("| learner | data, rows | setting | S avg | u | madd/ex | exp/ex | cossin/ex | normals/ex | bytes/ex (level) | "
           "bound µs | measured µs | ratio | ≤ 2? | dominant term |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
@@ -553,11 +525,8 @@ def main(argv=None):
         for l, dname, n in notes:
             print(f"- {l} ({dname}): {n}")
     print(f"\nwall time {time.perf_counter() - t_start:.0f} s")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"machine": info, "primitives": p, "formula": FORMULA,
-                                               "loadavg_start": load0, "loadavg_end": load1,
-                                               "repeats": args.repeats, "rows": rows}, indent=1, default=float))
+    h.write_json(args.json, {"machine": info, "primitives": p, "formula": FORMULA, "loadavg_start": load0,
+                             "loadavg_end": load1, "repeats": args.repeats, "rows": rows})
     return 0
 
 

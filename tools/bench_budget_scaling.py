@@ -1,47 +1,23 @@
 """Does a budgeted learner cost O(B) per example?  Time one pass over ijcnn1 at B = 250 ... 2000.
 
-Acceptance check of the budgeted kernel family: doubling the budget B should at most double the
-time per example (the kernel row over B support vectors dominates; learners with O(B^2) updates,
-such as a budgeted Projectron's K^-1, show up as ratios above 2).
-
-Every learner class registered in ``onlinekern.available_learners()`` that has a ``budget``
-parameter is included (whoever wrote it), with its default loss, ``gamma`` from ``--gamma`` and
-every other hyper-parameter at its default.  One pass in file order over ijcnn1 + ijcnn1.t
-(141,691 rows, decompressed from ``--data-dir`` into a temporary directory); the learning time
-excludes loading (``run_online(...).seconds``).  Each figure is the median of ``--repeats`` runs,
-and the runs are interleaved (repeat, then learner, then B) so the noise of a shared machine
-spreads over all cells.  Output: a Markdown table of microseconds per example and of the ratios
-time(2B)/time(B), then the mistake rates and final model sizes (a learner whose model never
-reaches B, e.g. a Projectron, does not test its B-sized cost at that B).
-
-``--steady`` adds a second table: the cost of a step once the model is full.  After the timed
-first pass the same learner makes a second pass over the stream without a reset
-(``run_online(..., reset=False)``), and that pass is timed.  The first pass includes the filling
-of the budget and one-off work (NOGD's O(B^3) eigendecomposition at the switch), the second only
-the per-example work at the full budget.
-
-``--rank K`` holds NOGD's Nystrom rank fixed at K; by default it follows the learner's default
-(round(0.2 B)), so doubling B doubles k too and NOGD's O(kB) projection grows as B^2.
+Doubling the budget B should at most double the time per example.  Every registered learner
+class with a ``budget`` parameter is included, with its default loss, ``--gamma`` and other
+defaults; one pass in file order over ijcnn1 + ijcnn1.t, learning time only, medians of
+``--repeats`` runs interleaved (repeat, learner, B).  Output: µs per example and the ratios
+time(2B)/time(B), then mistake rates and final model sizes (a model that never reaches B does not
+test its B-sized cost).  ``--steady`` also times a second pass without reset, with the model full
+(no filling, no one-off switch such as NOGD's eigendecomposition).  ``--rank K`` holds NOGD's rank
+at K (default round(0.2 B), so its O(kB) projection grows as B^2).
 
     python tools/bench_budget_scaling.py                               # every budgeted learner
     python tools/bench_budget_scaling.py --learners rbp,forgetron --rows 20000
 """
-import argparse
-import json
-import lzma
-import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
+import harness as h
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import onlinekern as ok  # noqa: E402
+import onlinekern as ok
 
 
 def budgeted_learners():
@@ -56,26 +32,6 @@ def budgeted_learners():
         seen.add(cls)
         out[info["family"]] = cls
     return out
-
-
-def load_ijcnn1(data_dir, rows=None):
-    """ijcnn1 followed by ijcnn1.t (CSR, labels), decompressed into a temporary directory."""
-    data_dir = Path(data_dir)
-    parts = []
-    with tempfile.TemporaryDirectory(prefix="onlinekern-bench-") as tmp:
-        for name in ("ijcnn1", "ijcnn1.t"):
-            src = data_dir / (name + ".xz")
-            if not src.exists():
-                raise SystemExit(f"bench_budget_scaling: {src} not found (use --data-dir)")
-            out = Path(tmp) / name
-            with lzma.open(src) as f:
-                out.write_bytes(f.read())
-            parts.append(ok.load_libsvm(out, n_features=22))
-    X = sp.vstack([p[0] for p in parts]).tocsr()
-    y = np.concatenate([p[1] for p in parts])
-    if rows is not None:
-        X, y = X[:rows], y[:rows]
-    return X, y
 
 
 def make(cls, budget, gamma, threads, rank=None):
@@ -109,11 +65,8 @@ def ratio_table(table, budgets, us, failed, tolerance, what):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"),
-                    help="folder with ijcnn1.xz and ijcnn1.t.xz (default: ../shared/data)")
+    ap = h.parser(__doc__, repeats=3)
     ap.add_argument("--rows", type=int, default=None, help="use the first N rows (default: all 141,691)")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per cell; the median is reported (3)")
     ap.add_argument("--budgets", default="250,500,1000,2000", help="comma-separated budgets")
     ap.add_argument("--learners", default=None,
                     help="comma-separated family names (default: every learner with a budget)")
@@ -124,7 +77,6 @@ def main(argv=None):
     ap.add_argument("--steady", action="store_true",
                     help="also time a second pass with the model full (reset=False)")
     ap.add_argument("--rank", type=int, default=None, help="NOGD's rank held fixed (default: 0.2 B)")
-    ap.add_argument("--json", default=None, help="also write the figures to this file")
     ns = ap.parse_args(argv)
 
     table = budgeted_learners()
@@ -135,7 +87,10 @@ def main(argv=None):
             raise SystemExit(f"bench_budget_scaling: no budgeted learner {unknown} (have: {', '.join(table)})")
         table = {w: table[w] for w in wanted}
     budgets = [int(b) for b in ns.budgets.split(",")]
-    X, y = load_ijcnn1(ns.data_dir, ns.rows)
+    data = h.Data(ns.data_dir)
+    X, y = data.load("ijcnn1", "ijcnn1.t", rows=ns.rows)
+    data.close()
+    print(h.machine_line(), file=sys.stderr)
     n = X.shape[0]
     print(f"ijcnn1: {n} rows, {X.shape[1]} features; gamma = {ns.gamma:g}, threads = {ns.threads}, "
           f"median of {ns.repeats}; learners: {', '.join(table)}", file=sys.stderr)
@@ -166,8 +121,8 @@ def main(argv=None):
                       f"error {res.error:.2f}, size {res.model_size}  [{time.time() - t_start:.0f} s]",
                       file=sys.stderr, flush=True)
 
-    us = {k: 1e6 * statistics.median(v) / n for k, v in times.items() if v}
-    us_steady = {k: 1e6 * statistics.median(v) / n for k, v in steady.items() if v}
+    us = {k: 1e6 * h.median(v) / n for k, v in times.items() if v}
+    us_steady = {k: 1e6 * h.median(v) / n for k, v in steady.items() if v}
     print(ratio_table(table, budgets, us, failed, ns.tolerance, "one pass from an empty model"))
     print()
     if ns.steady:
@@ -181,12 +136,12 @@ def main(argv=None):
             lines.append("| " + " | ".join([name] + cells) + " |")
     print("\n".join(lines))
     if ns.json:
-        out = {"rows": n, "gamma": ns.gamma, "threads": ns.threads, "repeats": ns.repeats, "budgets": budgets,
+        h.write_json(ns.json, {"machine": h.machine(), "rows": n, "gamma": ns.gamma, "threads": ns.threads,
+                               "repeats": ns.repeats, "budgets": budgets,
                "us_per_example": {f"{k[0]}@{k[1]}": v for k, v in us.items()},
                "us_per_example_steady": {f"{k[0]}@{k[1]}": v for k, v in us_steady.items()}, "rank": ns.rank,
                "error": {f"{k[0]}@{k[1]}": v for k, v in errors.items()},
-               "model_size": {f"{k[0]}@{k[1]}": v for k, v in sizes.items()}, "failed": failed}
-        Path(ns.json).write_text(json.dumps(out, indent=1))
+               "model_size": {f"{k[0]}@{k[1]}": v for k, v in sizes.items()}, "failed": failed})
 
 
 if __name__ == "__main__":

@@ -13,19 +13,16 @@ unscaled toolboxes and would starve kernel OGD-style learners); they are printed
     python tools/bench_budgeted.py                     # ijcnn1 and casp (several minutes)
     python tools/bench_budgeted.py --only casp --runs 5
 """
-import argparse
-import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
+
+import harness as h
 
 import onlinekern as ok
 from onlinekern.preprocessing import FeatureScaler, TargetScaler
 
-REPO = Path(__file__).resolve().parents[1]
 GAMMA = [0.25, 0.5, 1.0, 2.0, 4.0]
 
 # name: (paper row, paper error, paper seconds, grid, fixed parameters)
@@ -57,13 +54,6 @@ CASP = {
 }
 
 
-def load(data_dir, names):
-    parts = [ok.load_libsvm(Path(data_dir) / (n + ".xz")) for n in names]
-    width = max(p[0].shape[1] for p in parts)
-    parts = [ok.load_libsvm(Path(data_dir) / (n + ".xz"), n_features=width) for n in names]
-    return sp.vstack([p[0] for p in parts]).tocsr(), np.concatenate([p[1] for p in parts])
-
-
 def grid_for(spec, n_rows):
     grid = dict(spec)
     if grid.get("lam") == "paper":       # the paper's lambda grid 2^{2j}/M, j = -2..8
@@ -88,7 +78,7 @@ def bench(label, X, y, table, runs, seed, n_jobs):
             errs.append(res.error)
             secs.append(res.seconds)
         mean, std = float(np.mean(errs)), float(np.std(errs, ddof=1)) if runs > 1 else 0.0
-        sec = statistics.median(secs)
+        sec = h.median(secs)
         ok_err = mean <= paper_err
         ok_time = sec <= paper_sec / 20
         reg = label.startswith("casp")
@@ -102,8 +92,7 @@ def bench(label, X, y, table, runs, seed, n_jobs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=None)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-jobs", type=int, default=2)
@@ -112,16 +101,20 @@ def main(argv=None):
     args = ap.parse_args(argv)
     keep = set(args.learners.split(",")) if args.learners else None
     sel = lambda t: {k: v for k, v in t.items() if keep is None or k in keep}  # noqa: E731
+    data, results = h.Data(args.data_dir), {"machine": h.machine()}
+    print(h.machine_line(results["machine"]))
     print("grids: gamma in", GAMMA, "(casp: 1..8); 'paper' lambda = 2^{2j}/M, j = -2..8; other values as printed")
     if "ijcnn1" in args.only:
-        X, y = load(args.data_dir, ["ijcnn1", "ijcnn1.t"])
-        bench("ijcnn1 (ijcnn1 + ijcnn1.t), B = 1000", X, y, sel(IJCNN1), args.runs, args.seed, args.n_jobs)
+        X, y = data.load("ijcnn1", "ijcnn1.t")
+        results["ijcnn1"] = bench("ijcnn1 (ijcnn1 + ijcnn1.t), B = 1000", X, y, sel(IJCNN1), args.runs, args.seed, args.n_jobs)
     if "casp" in args.only:
-        X, y = load(args.data_dir, ["casp"])
+        X, y = data.load("casp")
         X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
         y = TargetScaler().fit(y).transform(y)
-        bench("casp (features and targets scaled to [0, 1]), B = 400, RMSE", X, y, sel(CASP), args.runs,
+        results["casp"] = bench("casp (features and targets scaled to [0, 1]), B = 400, RMSE", X, y, sel(CASP), args.runs,
               args.seed, args.n_jobs)
+    data.close()
+    h.write_json(args.json, results)
     return 0
 
 

@@ -1,74 +1,26 @@
 """Micro-benchmarks of the machine's primitives, for onlinekern's per-learner cost model (issue 7).
 
-A learner's cost per example is bounded by sum over primitives of (count x measured cost per
-unit).  This script measures the cost per unit of exactly the primitives the hot loops use, with
-the same code: ``tools/primitives.c`` includes ``include/ok_vmath.h`` and ``include/ok_kernel.h``
-and is compiled here with setup.py's flags (Python's CFLAGS + CCSHARED, then ``-O3
--fno-math-errno -ffp-contract=off ...`` read from setup.py, ``-fopenmp`` and
-``-DOK_HAVE_LIBMVEC=1 -lmvec`` when setup.py's own probes pass, ``-lm``).  It times, at every
-SIMD dispatch level the CPU has (base = SSE2 / scalar libm, avx2, avx512; ONLINEKERN_SIMD caps):
-
-1. the compute roof: register-resident independent mul+add and FMA chains (GFLOP/s), and the
-   effective core clock (a dependent integer-add chain);
-2. ``ok_dot`` / ``ok_axpy`` per element at n = 128, 1000, 2000, 8000 (and ``ok_sqdist`` at
-   d = 22, 1000);
-3. ``ok_vcossin`` per (cos, sin) pair and ``ok_vexp`` per value at n = 100, 1000, 4000, plus
-   glibc's scalar ``sincos`` for reference;
-4. streaming-read bandwidth at 16 KB / 256 KB / 4 MB / 256 MB, FOGD's sparse projection
-   (``RandomFourierMap.project``: 13 of 22 rows of a 22 x 1000 E, ijcnn1) per multiply-add, and
-   two composites (FOGD features; FOGD updating step) that check the parts add up;
-5. the Gaussian kernel row as ``SupportSet._block`` runs it (``ok_sqdist_fm`` over blocks of
-   128 SVs, scale, ``ok_vexp`` in place; predict adds ``ok_dot`` with the coefficients), B = 1000,
-   ijcnn1-like sparse (d = 22, 13 nnz) and cod-rna-like dense (d = 8), per SV.
-
-Every figure is the median over ``--reps`` repetitions of a loop of ~``--target-ms`` measured
-with the thread's CPU clock (the machine is shared: CPU time is not inflated by waiting for a
-core; wall/CPU in the JSON says how contended the run was).  One thread throughout.
-``--native`` also builds with ``-march=native`` and times the top level (the one the learners
-run) again.
-A third build adds ``-fno-wrapv`` and times ``ok_dot``/``ok_sqdist`` at the top level: Python's
-CFLAGS put ``-fwrapv`` into every extension, under which gcc 12 could not count the trips of
-the old ``for (; i + 16 <= n; i += 16)`` block loop and compiled ``ok_dot``/``ok_sqdist`` as
-scalar code (0.25 ns per element).  The header now uses a counted loop; the ``[-fno-wrapv]``
-rows must therefore equal the portable ones (a check that the fix holds).
-A cross-check times onlinekern's own compiled functions from Python (``onlinekern._core.vmath``
-cossin/exp/dot, ``RandomFourierMap.transform``, ``KernelOGD.decision_function`` with 1000 SVs)
-in one subprocess per ONLINEKERN_SIMD level; these include call overhead and are meant to agree
-with the C figures to within it, not to replace them.
-
-Known sources of error (measured on the 2-core AMD EPYC these machines use):
-
-* scalar libm cos/sin branch on the argument's range; on a repeated array the branch predictor
-  learns the outcomes (16 instead of 28 ns per pair), so arguments are fresh every call;
-* the base-level (SSE2) ``ok_axpy``/``ok_dot`` loops are sensitive to code alignment: the same
-  source gave 0.14 or 0.26 ns per axpy element depending on where the loop fell
-  (``-falign-loops=64`` gives 0.14 back).  Read base rows as +-2x; the vector levels were stable;
-* the machine is shared: CPU-time medians reproduce within ~5-10 % between runs at the vector
-  levels, but single figures with a spread above ~15 % should be re-measured before use.
-
-Using the figures (one thread, per example; ns_X = "ns per unit" of row X at the level used):
-
-* FOGD (D frequencies, nnz non-zeros, C outputs, update probability p):
-  nnz*D x ns(projection) + D x ns(cossin) + C*2D x ns(dot, n=2D) + p*C*2D x ns(axpy, n=2D)
-  (+ C*2D x ns(axpy) with ``average``); the composite rows check this sum;
-* use the rows of the build the package is made with (portable, ``-fwrapv``); the
-  ``[native]`` and ``[-fno-wrapv]`` rows are what those builds would change;
-* budgeted kernel learners with B SVs: B x ns(predict row, B=1000 at the data's d/nnz) per
-  prediction, plus what the learner's update adds (its own dot/axpy/exp counts);
-* anything streaming a model bigger than L2 (e.g. NOGD's B x k matrix): bytes / (GB/s of the
-  matching working-set row) as a floor next to the flop count / GFLOP/s roof.
-
-Commands::
+``tools/primitives.c`` includes ``include/ok_vmath.h`` and ``include/ok_kernel.h``, so every
+primitive runs the learners' own code; it is compiled here as setup.py compiles the extensions
+(Python's CFLAGS + CCSHARED, setup.py's flags read with ``ast``, ``-fopenmp`` and
+``-DOK_HAVE_LIBMVEC=1 -lmvec`` when setup.py's probes pass) and timed at every SIMD level the CPU
+has (base = SSE2 / scalar libm, avx2, avx512; ONLINEKERN_SIMD caps): the compute roof and the
+core clock; ``ok_dot`` / ``ok_axpy`` / ``ok_sqdist``; ``ok_vcossin``, ``ok_vexp`` and libm's
+``sincos``; streaming reads at 16 KB ... 256 MB, FOGD's projection and two composites; the
+Gaussian kernel row of ``SupportSet._block`` at B = 1000.  Each figure is the median of ``--reps``
+loops of ~``--target-ms`` of thread CPU time (wall/CPU in the JSON says how contended the run
+was), one thread.  ``--native`` adds a ``-march=native`` build; a ``-fno-wrapv`` build checks that
+``ok_dot`` / ``ok_sqdist`` stay vectorised under Python's ``-fwrapv`` (its rows must equal the
+portable ones).  docs/performance.md section 1 reads the figures, and says which are noisy
+(base-level loops are alignment-sensitive: read them as +-2x).
 
     python tools/bench_primitives.py                        # portable build, ~1 min of CPU
     python tools/bench_primitives.py --native --json primitives.json
-    python tools/bench_primitives.py --target-ms 5 --reps 3 --no-python   # quick smoke run
+    python tools/bench_primitives.py --target-ms 5 --reps 3   # quick smoke run
 """
-import argparse
 import ast
 import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -79,14 +31,16 @@ import textwrap
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SRC = REPO / "tools" / "primitives.c"
-INCLUDE = REPO / "include"
-SETUP = REPO / "setup.py"
+import harness as h
+
+from onlinekern.io.atomic import atomic_write
+
+SRC = h.REPO / "tools" / "primitives.c"
+INCLUDE = h.REPO / "include"
+SETUP = h.REPO / "setup.py"
 
 # setup.py's extensions() flags, used when they cannot be read from setup.py (kept in sync by hand)
 FALLBACK_FLAGS = ["-O3", "-fno-math-errno", "-ffp-contract=off", "-Wno-unused-function", "-Wno-unreachable-code"]
-LEVEL_ENV = {0: "scalar", 1: "avx2", 2: None}   # ONLINEKERN_SIMD value that pins each level
 
 
 # ---- build --------------------------------------------------------------------------------
@@ -132,24 +86,21 @@ def probe(cc, source, cflags, libs, tmp):
     return subprocess.run([str(exe)], capture_output=True).returncode == 0
 
 
+MISSING = (("cannot find -lmvec", "glibc's libmvec (libmvec.so; the libc6-dev package on Debian/Ubuntu)"),
+           ("cannot find -lm", "the C math library (libm; libc6-dev)"),
+           ("ok_vmath.h", f"onlinekern's headers in {INCLUDE} (ok_vmath.h / ok_kernel.h)"),
+           ("ok_kernel.h", f"onlinekern's headers in {INCLUDE} (ok_vmath.h / ok_kernel.h)"),
+           ("immintrin.h", "the compiler's x86 intrinsics headers (immintrin.h): an x86-64 gcc is needed"),
+           ("omp.h", "OpenMP support (libgomp)"), ("gomp", "OpenMP support (libgomp)"),
+           ("stdio.h", "the C library headers (libc6-dev)"), ("math.h", "the C library headers (libc6-dev)"),
+           ("x86-64", "an x86-64 target (ok_vmath.h's dispatch levels are x86-only)"))
+
+
 def diagnose(stderr, cmd):
     """Name the missing piece from a failed gcc run."""
     text = stderr.lower()
-    if "cannot find -lmvec" in text:
-        return "glibc's libmvec (libmvec.so; the libc6-dev package on Debian/Ubuntu)"
-    if "cannot find -lm" in text:
-        return "the C math library (libm; libc6-dev)"
-    if "ok_vmath.h" in text or "ok_kernel.h" in text:
-        return f"onlinekern's headers in {INCLUDE} (ok_vmath.h / ok_kernel.h)"
-    if "immintrin.h" in text:
-        return "the compiler's x86 intrinsics headers (immintrin.h): an x86-64 gcc is needed"
-    if "omp.h" in text or "-lgomp" in text or "libgomp" in text:
-        return "OpenMP support (libgomp)"
-    if "stdio.h" in text or "math.h" in text:
-        return "the C library headers (libc6-dev)"
-    if "x86-64" in text:
-        return "an x86-64 target (ok_vmath.h's dispatch levels are x86-only)"
-    return "see the compiler output above; command: " + " ".join(map(shlex.quote, cmd))
+    return next((what for key, what in MISSING if key in text),
+                "see the compiler output above; command: " + " ".join(map(shlex.quote, cmd)))
 
 
 def build(out_dir, native=False, extra=(), tag=""):
@@ -208,32 +159,20 @@ def run_c(exe, args):
 # ---- machine ----------------------------------------------------------------------------
 
 def cpu_info():
-    """Model name, relevant flags and the nominal frequency."""
-    info = {"model": platform.processor() or "unknown", "flags": {}, "cpu_mhz": None, "max_mhz": None,
-            "logical_cpus": os.cpu_count()}
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return info
-    first = text.split("\n\n")[0]
+    """harness.machine() plus the CPU flags of the dispatch levels and the nominal frequency."""
+    info = h.machine()
     fields = {}
-    for line in first.splitlines():
-        if ":" in line:
-            k, v = line.split(":", 1)
-            fields[k.strip()] = v.strip()
-    info["model"] = fields.get("model name", info["model"])
-    flags = set(fields.get("flags", "").split())
-    info["flags"] = {f: f in flags for f in ("avx2", "fma", "avx512f", "avx512dq", "avx512vl")}
-    if "cpu MHz" in fields:
-        info["cpu_mhz"] = float(fields["cpu MHz"])      # under KVM: the TSC rate, a nominal figure
-    info["family"], info["model_number"], info["stepping"] = (fields.get(k) for k in ("cpu family", "model", "stepping"))
-    mx = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-    if mx.exists():
-        info["max_mhz"] = int(mx.read_text()) / 1000.0
     try:
-        info["loadavg_at_start"] = [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+        for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines():
+            k, _, v = line.partition(":")
+            fields[k.strip()] = v.strip()
     except OSError:
         pass
+    flags = set(fields.get("flags", "").split())
+    info["flags"] = {f: f in flags for f in ("avx2", "fma", "avx512f", "avx512dq", "avx512vl")}
+    info["cpu_mhz"] = float(fields["cpu MHz"]) if "cpu MHz" in fields else None   # under KVM: the TSC rate
+    mx = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    info["max_mhz"] = int(mx.read_text()) / 1000.0 if mx.exists() else None
     return info
 
 
@@ -249,117 +188,11 @@ def cpu_times():
     return total - idle - steal, steal, total
 
 
-# ---- Python cross-check ------------------------------------------------------------------
-
-PY_CHECK = r'''
-import itertools, json, sys, time
-sys.path.insert(0, sys.argv[1])
-target, reps = float(sys.argv[2]), int(sys.argv[3])
-import numpy as np
-import scipy.sparse as sp
-import onlinekern as ok
-from onlinekern._core import vmath
-from onlinekern._core.features import RandomFourierMap
-
-def per_call(f):
-    """median thread-CPU seconds per call of f(), loops of ~target seconds"""
-    n = 1
-    while True:
-        t = time.thread_time()
-        for _ in range(n): f()
-        t = time.thread_time() - t
-        if t >= target / 20: break
-        n *= 4
-    n = max(1, int(n * target / max(t, 1e-9)))
-    v = []
-    for _ in range(reps):
-        t = time.thread_time()
-        for _ in range(n): f()
-        v.append((time.thread_time() - t) / n)
-    v.sort()
-    return v[len(v) // 2], (v[-1] - v[0]) / v[len(v) // 2]
-
-out = {"level": vmath.simd_level(), "vector_math": vmath.vector_math(), "results": []}
-def rec(prim, unit, n, ns, spread, note):
-    out["results"].append({"primitive": prim, "unit": unit, "n": n, "ns_per_unit": ns, "spread": spread, "note": note})
-
-rng = np.random.default_rng(0)
-# fresh arguments each call (64 arrays in turn), as in primitives.c: scalar libm's branches
-# would otherwise be learnt by the predictor; same distributions as there
-draw = {"vmath.cossin": lambda n: 3.0 * rng.standard_normal(n), "vmath.exp": lambda n: rng.uniform(-30, 0, n)}
-for name, fn in (("vmath.cossin", vmath.cossin), ("vmath.exp", vmath.exp)):
-    def timed(n):
-        arrays = itertools.cycle([draw[name](n) for _ in range(64)])
-        return per_call(lambda: fn(next(arrays)))
-    t1, _ = timed(1)
-    for n in (1000, 4000):
-        tn, s = timed(n)
-        rec(name, "value pair" if name.endswith("cossin") else "value", n, (tn - t1) * 1e9 / (n - 1), s,
-            "(t(n) - t(1)) / (n - 1): call overhead removed")
-for n in (1000, 2000):
-    a, b = rng.normal(size=n), rng.normal(size=n)
-    a1, b1 = a[:1].copy(), b[:1].copy()
-    t1, _ = per_call(lambda: vmath.dot(a1, b1))
-    tn, s = per_call(lambda: vmath.dot(a, b))
-    rec("vmath.dot", "element", n, (tn - t1) * 1e9 / (n - 1), s, "(t(n) - t(1)) / (n - 1)")
-
-# FOGD features on ijcnn1-like rows (d = 22, ~13 nnz), D = 1000: per row, incl. 2D scaled stores
-X = sp.random(256, 22, density=13 / 22, random_state=1, format="csr", data_rvs=rng.standard_normal)
-fmap = RandomFourierMap(22, 1000, 1.0, 0)
-t, s = per_call(lambda: fmap.transform(X))
-rec("RandomFourierMap.transform (D=1000, ijcnn1-like)", "example", 256, t * 1e9 / 256, s,
-    "project + cossin + 2D scaled stores per row")
-
-# predict with 1000 SVs: KernelOGD with the logistic loss keeps every example
-for d, density in ((22, 13 / 22), (8, 1.0)):
-    if density < 1:
-        Xs = sp.random(1000, d, density=density, random_state=2, format="csr", data_rvs=rng.standard_normal)
-    else:
-        Xs = rng.normal(size=(1000, d))
-    y = rng.choice([-1.0, 1.0], 1000)
-    m = ok.KernelOGD(loss="logistic", gamma=1.0, n_threads=1).fit(Xs, y)
-    Q = Xs[:200]
-    t, s = per_call(lambda: m.decision_function(Q))
-    rec(f"KernelOGD.decision_function, B={m.n_support_}, d={d} {'dense' if density == 1 else 'nnz~13'}", "SV",
-        m.n_support_, t * 1e9 / 200 / m.n_support_, s, "per query / B; compare 'predict' rows")
-print(json.dumps(out))
-'''
-
-
-def python_crosscheck(max_level, target_ms, reps):
-    """Time onlinekern's compiled functions from Python at each level (one subprocess each)."""
-    rows = []
-    for level in range(max_level + 1):
-        env = dict(os.environ)
-        env.pop("ONLINEKERN_SIMD", None)
-        if LEVEL_ENV[level]:
-            env["ONLINEKERN_SIMD"] = LEVEL_ENV[level]
-        r = subprocess.run([sys.executable, "-c", PY_CHECK, str(REPO), str(target_ms / 1e3), str(reps)],
-                           capture_output=True, text=True, env=env, cwd=str(REPO))
-        if r.returncode != 0:
-            tail = (r.stderr.strip().splitlines() or ["?"])[-1]
-            print(f"warning: Python cross-check at level {level} failed: {tail}", file=sys.stderr)
-            continue
-        d = json.loads(r.stdout)
-        lv = {0: "base", 1: "avx2", 2: "avx512"}[d["level"]]
-        for row in d["results"]:
-            row["level"] = lv + (" (scalar libm)" if not d["vector_math"] and row["primitive"].startswith("vmath.")
-                                 and not row["primitive"].endswith("dot") else "")
-            row["build"] = "python"
-            rows.append(row)
-    return rows
-
-
 # ---- report -----------------------------------------------------------------------------
 
 def fmt_ns(x):
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    if x >= 1:
-        return f"{x:.2f}"
-    return f"{x:.3f}" if x >= 0.1 else f"{x:.4f}"
+    """Three significant digits (whole numbers from 1000 up)."""
+    return f"{x:.3g}" if x < 1000 else f"{x:.0f}"
 
 
 def fmt_rate(r):
@@ -375,7 +208,7 @@ def table(rows):
              "|---|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lvl = r["level"] + {"native": " [native]", "no-wrapv": " [-fno-wrapv]"}.get(r.get("build"), "")
-        prim = ("py: " if r.get("build") == "python" else "") + r["primitive"]
+        prim = r["primitive"]
         mn = fmt_ns(r["ns_per_unit_min"]) if "ns_per_unit_min" in r else ""
         lines.append(f"| {prim} | {r['unit']} | {lvl} | {r['n']} | {fmt_ns(r['ns_per_unit'])} | {mn} | "
                      f"{fmt_rate(r)} | {100 * r['spread']:.0f}% |")
@@ -383,15 +216,12 @@ def table(rows):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = h.parser(__doc__, repeats=None, data=False)
     ap.add_argument("--native", action="store_true", help="also build with -march=native and compare")
-    ap.add_argument("--json", metavar="OUT", help="write all results, machine and build info as JSON")
     ap.add_argument("--md", metavar="OUT", help="also write the Markdown table to a file")
     ap.add_argument("--target-ms", type=float, default=50.0, help="length of one timed repetition (default 50)")
     ap.add_argument("--reps", type=int, default=7, help="repetitions per figure, median reported (default 7)")
     ap.add_argument("--skip-dram", action="store_true", help="skip the 256 MB working set")
-    ap.add_argument("--no-python", action="store_true", help="skip the cross-check from Python")
     ap.add_argument("--skip-wrapv-check", action="store_true",
                     help="skip timing ok_dot/ok_sqdist built with -fno-wrapv (the vectorised code)")
     ap.add_argument("--build-dir", help="where to put the binaries (default: a temporary directory)")
@@ -443,7 +273,6 @@ def main(argv=None):
     finally:
         if tmp is not None:
             tmp.cleanup()
-    py_rows = [] if args.no_python else python_crosscheck(max_level, min(args.target_ms, 10.0), args.reps)
 
     stat1 = cpu_times()
     busy = steal = None
@@ -454,8 +283,7 @@ def main(argv=None):
     clock = next((r for r in rows if r["primitive"].startswith("core clock")), None)
     walls = sorted(r["wall_over_cpu"] for r in rows)
     head = [
-        f"CPU: {machine['model']} (family {machine.get('family')}, model {machine.get('model_number')}), "
-        f"{machine['logical_cpus']} logical CPUs; flags: "
+        f"CPU: {machine['cpu']}, {machine['cores']} logical CPUs, SIMD {machine['simd']}; flags: "
         + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in machine["flags"].items()),
         f"nominal frequency: {machine['cpu_mhz']} MHz (/proc/cpuinfo 'cpu MHz')"
         + (f", cpufreq max {machine['max_mhz']} MHz" if machine["max_mhz"] else "")
@@ -464,7 +292,7 @@ def main(argv=None):
         f"dispatch levels timed: 0..{max_level}; vector math: {bool(port['meta']['vector_math'])}",
         f"compile: {binfo['command']}",
         f"timing: median of {args.reps} x ~{args.target_ms:g} ms, thread CPU time, one thread; "
-        f"load average at start {machine.get('loadavg_at_start')}; wall/CPU median "
+        f"load average at start {machine['loadavg']}; wall/CPU median "
         f"{walls[len(walls) // 2]:.2f}, max {walls[-1]:.2f}"
         + (f"; all CPUs {100 * busy:.0f}% busy, {100 * steal:.1f}% stolen during the run" if busy is not None else ""),
     ]
@@ -476,16 +304,15 @@ def main(argv=None):
         head.append(f"ok_dot at n=1000, {top}: {shipped[1000]:.3f} ns/element as setup.py builds it (-fwrapv from "
                     f"Python's CFLAGS), {fixed[1000]:.3f} with -fno-wrapv ({shipped[1000] / fixed[1000]:.1f}x): "
                     "the [-fno-wrapv] rows are the vectorised code, same bits")
-    text = "\n".join("- " + h for h in head) + "\n\n" + table(rows + py_rows)
+    text = "\n".join("- " + h for h in head) + "\n\n" + table(rows)
     print(text)
     elapsed = time.time() - t_start
     print(f"\n(total {elapsed:.0f} s)")
     if args.md:
-        Path(args.md).write_text(text + "\n")
+        atomic_write(args.md, text + "\n")
     if args.json:
-        doc = {"machine": machine, "builds": builds, "meta": port["meta"], "args": vars(args),
-               "elapsed_s": elapsed, "machine_busy": busy, "steal": steal, "results": rows, "python_crosscheck": py_rows}
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+        h.write_json(args.json, {"machine": machine, "builds": builds, "meta": port["meta"], "args": vars(args),
+                                 "elapsed_s": elapsed, "machine_busy": busy, "steal": steal, "results": rows})
         print(f"wrote {args.json}")
 
 

@@ -1,52 +1,35 @@
 """Acceptance figures of RRF (Nguyen, Le, Bui & Phung, IJCAI 2017; ALGORITHMS.md §3.12, §4.2).
 
-1. RRF-hinge and RRF-logit on ijcnn1 (ijcnn1 + ijcnn1.t = 141,691 rows), D = 100: mean mistake
-   rate over 10 permutations and the median learning time (targets: <= 3.68 % and <= 4.16 %,
-   <= 0.25 s per run).
-2. RRF-l2, RRF-l1, RRF-eps on casp (features scaled to [0, 1], targets divided by their maximum
-   20.999), D = 100, 10 permutations (targets: RMSE <= 0.241, 0.250, 0.246).
-3. RRF vs FOGD at the same D on multiclass data (letter, pendigits, poker), both tuned the same way.
+1. RRF-hinge and RRF-logit on ijcnn1 (ijcnn1 + ijcnn1.t), D = 100: mean mistake rate over 10
+   permutations, median learning time (targets <= 3.68 % and <= 4.16 %, <= 0.25 s per run).
+2. RRF-l2, RRF-l1, RRF-eps on casp (features in [0, 1], targets / 20.999), D = 100 (targets: RMSE
+   <= 0.241, 0.250, 0.246).
+3. RRF vs FOGD at the same D on letter, pendigits and poker, both tuned the same way.
 
-Protocol (paper §4.1, spec §4.2): hyper-parameters are chosen by a grid search on a random 10 %
-subset, by the online mistake rate (RMSE for regression) of one pass over it, exact ties broken
-by the pass's mean online loss (``tune``); then run r of
-``--runs`` presents the whole data set in permutation r of ``--seed`` S
-(``run_online(learner, X, y, seed=S, run=r)``) to a learner with seed S + r.  The grid is the
-paper's, converted to onlinekern's conventions (§1.3): eta_ref in {1e-5, 3e-5, ..., 1e-2} on
-unscaled features becomes eta = D eta_ref; the reference codes' gamma in {2^-8, 2^-4, 2^-2, 1, 2^2,
-2^4, 2^8} (omega = gamma randn) becomes g0 = gamma^2 / 2; lambda = 0 (paper Alg. 1; with
-``--lambda-grid`` the paper's lambda_ref in {2^-4/M, 2^-2/M, ..., 2^16/M} is searched too, as
-lambda = lambda_ref / D, M the row count).  The paper
-uses one step size for w and rho, the reference code a separate one (adopted); the rho-gradient
-is the same in both feature conventions, so the rho step is searched over the paper's own range
-eta_ref, unscaled (``ETA_GAMMA``).  A larger step (3e-2, in an earlier grid) was chosen on ijcnn1
-and in some permutations drove a log-width to the overflow guard's floor in one step
-(BENCHMARKS.md).  FOGD gets the same eta and g grid.  Times are the learning time of each run
-(loading excluded); the machine is shared, so medians are reported.
+Protocol (paper §4.1): a grid search on a random 10 % subset by the online mistake rate (RMSE),
+exact ties broken by the pass's mean online loss (``tune``); then run r presents the data in
+permutation r of ``--seed`` S to a learner seeded S + r.  The paper's grid in onlinekern's
+conventions (§1.3): eta = D eta_ref, eta_ref in {1e-5, ..., 1e-2}; g0 = gamma^2 / 2 for the
+reference codes' gamma in {2^-8, ..., 2^8}; lambda = 0 (``--lambda-grid``: the paper's
+lambda_ref / D too); the rho step over the paper's eta_ref range, unscaled (``ETA_GAMMA``; a
+larger step drove log-widths to the overflow guard's floor, BENCHMARKS.md).  FOGD gets the same
+eta and g grid.  Learning times exclude loading; medians, as the machine is shared.
 
     python tools/bench_rrf.py                         # everything (a few minutes)
     python tools/bench_rrf.py --only ijcnn1,casp      # sections: ijcnn1, casp, multiclass
     python tools/bench_rrf.py --rho-sweep pendigits:hinge,poker:logistic   # every rho step
 """
-import argparse
 import itertools
-import lzma
-import os
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import harness as h
 
-import onlinekern as ok  # noqa: E402
-from onlinekern.losses import get_loss, get_multiclass_loss  # noqa: E402
-from onlinekern.preprocessing import FeatureScaler  # noqa: E402
-from onlinekern.seeding import PERMUTATION, rng  # noqa: E402
+import onlinekern as ok
+from onlinekern.losses import get_loss, get_multiclass_loss
+from onlinekern.preprocessing import FeatureScaler
+from onlinekern.seeding import PERMUTATION, rng
 
 ETA_REF = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)          # paper grid, unscaled features
 GAMMA_REF = (2.0 ** -8, 2.0 ** -4, 2.0 ** -2, 1.0, 2.0 ** 2, 2.0 ** 4, 2.0 ** 8)
@@ -64,29 +47,6 @@ def grid(D, with_rho, n_rows=None):
         axes["eta_gamma"] = list(ETA_GAMMA)
     keys = list(axes)
     return [dict(zip(keys, vals)) for vals in itertools.product(*(axes[k] for k in keys))]
-
-
-class Data:
-    """Decompress shared data once into a temp dir; load with onlinekern's reader."""
-
-    def __init__(self, root):
-        self.root = Path(root)
-        self.tmp = Path(tempfile.mkdtemp(prefix="onlinekern-bench-rrf-"))
-
-    def load(self, *names):
-        paths = []
-        for name in names:
-            src, out = self.root / (name + ".xz"), self.tmp / name
-            if not src.exists():
-                raise SystemExit(f"bench_rrf: {src} not found (use --data-dir)")
-            if not out.exists():
-                with lzma.open(src) as f:
-                    out.write_bytes(f.read())
-            paths.append(out)
-        parts = [ok.load_libsvm(p) for p in paths]
-        width = max(p[0].shape[1] for p in parts)
-        parts = [ok.load_libsvm(p, n_features=width) for p in paths]
-        return sp.vstack([p[0] for p in parts]).tocsr(), np.concatenate([p[1] for p in parts])
 
 
 def score(res):
@@ -266,8 +226,7 @@ def rho_sweep(data, args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=None, json=False)
     ap.add_argument("--runs", type=int, default=10, help="permutations for ijcnn1 and casp (10)")
     ap.add_argument("--mc-runs", type=int, default=10, help="permutations for the multiclass comparison (10)")
     ap.add_argument("--mc-loss", default="hinge,logistic", help="losses of the multiclass comparison")
@@ -279,17 +238,18 @@ def main(argv=None):
                     help="instead of --only: RRF at its tuned point with every rho step, e.g. pendigits:hinge "
                          "(with :G0, both learners at the width G0)")
     args = ap.parse_args(argv)
-    data = Data(args.data_dir)
-    from onlinekern._core import vmath
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"onlinekern {ok.__version__}; SIMD level {vmath.simd_level()}, vector math {vmath.vector_math()}; "
-          f"{os.cpu_count()} cores, load average {load:.1f} at start; {time.strftime('%Y-%m-%d %H:%M')}")
+    data = h.Data(args.data_dir)
+    info = h.machine()
+    print(h.machine_line(info) + f"; {info['date']}")
     sections = {"ijcnn1": section_ijcnn1, "casp": section_casp, "multiclass": section_multiclass}
-    if args.rho_sweep:
-        rho_sweep(data, args)
-        return
-    for key in args.only.split(","):
-        sections[key.strip()](data, args)
+    try:
+        if args.rho_sweep:
+            rho_sweep(data, args)
+            return
+        for key in args.only.split(","):
+            sections[key.strip()](data, args)
+    finally:
+        data.close()
 
 
 if __name__ == "__main__":

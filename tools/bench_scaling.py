@@ -1,61 +1,33 @@
 """Scaling figures (issue 7): time per example against D, against B and against t, on log-log axes.
 
-Every section times learners on ijcnn1 (ijcnn1 + ijcnn1.t, 141,691 rows, decompressed from
-``--data-dir`` and loaded with ``onlinekern.load_libsvm`` through ``tools/bench.py``'s ``Data``),
-presented in permutation 0 of seed 0; a section uses a fixed prefix of that one stream.  One
-thread everywhere; learning time only (``run_online``; loading excluded).  Every figure is the
-median of ``--repeats`` runs, interleaved (repeat, then size, then learner) so the noise of the
-shared machine spreads over all cells; the load average is recorded with each section.
+Every section times learners on a prefix of ijcnn1 (ijcnn1 + ijcnn1.t) in permutation 0 of seed
+0, one thread, learning time only; each figure is the median of ``--repeats`` runs interleaved
+(repeat, then size, then learner), with the load average recorded per section.
 
-D      FOGD-hinge (tools/bench.py's ``fogd_run``: gamma 0.5, eta 1) and RRF-hinge (the point
-       tools/bench_rrf.py chose on ijcnn1: eta 1, g0 0.5, eta_gamma 0.01), D in {50, ..., 4000}
-       (2D features), the first ``--rows-d`` rows (20,000).  Cost model O(D d) per example.
-B      Every budgeted learner (tools/bench_budget_scaling.py's ``budgeted_learners`` finds them;
-       a learner not listed in ``BUDGETED`` below runs with its defaults and is reported so) at
-       B in {100, 200, 400, 1000, 2000}, with the settings of tools/bench_budgeted.py's ijcnn1
-       table (fixed parameters scaled to B: NOGD rank 0.2 B, DualSGD horizon = rows) at the grid
-       point its search chose (BENCHMARKS.md).  The figure is the *steady-state* time: microseconds
-       per example from the first checkpoint at which the model reached its largest size to the
-       end of the stream (checkpoints every 1 % of the rows), so neither the cheap filling phase
-       nor a one-off switch (NOGD's eigendecomposition, which happens when the model reaches B) is
-       averaged in; the whole-pass average is reported too.  Prefix lengths are chosen per
-       learner so the largest budget fills with a long window left (mistake-driven learners
-       fill slowly: RBP needs ~48,000 rows at B = 2000 with gamma = 4); Projectron++ is capped at
-       B = 1000 (one run at B = 2000 takes ~90 s; ``--uncapped`` lifts the cap).
-t      DSG, UDSG (G = U = 1) and CDSG, logistic loss, spec defaults (batch 64, block 32,
-       median-heuristic width), on the first ``--rows-t`` rows (20,000): cumulative time at ~25
-       log-spaced checkpoints (multiples of the batch), so the time per example in each window
-       between checkpoints shows the O(t) growth of the prediction (m = t / 64 blocks for DSG;
-       UDSG and CDSG reuse blocks, so their m, hence their cost, grows more slowly).  Both block
-       modes are timed: regenerating the blocks (the spec default) and ``store_omega=True``.
-sweep  tools/bench_sweep.py's ``main`` (n_jobs = 1 vs 2, identical numbers checked) on the first
-       ``--sweep-rows`` rows of ijcnn1 + ijcnn1.t (141,691: each task must be long enough that
-       start-up does not dominate); its figures are copied into the JSON.
+D      FOGD-hinge (gamma 0.5, eta 1) and RRF-hinge (tools/bench_rrf.py's ijcnn1 point), D in
+       {50, ..., 4000}, the first ``--rows-d`` rows.
+B      Every budgeted learner at B in {100, ..., 2000} with tools/bench_budgeted.py's ijcnn1
+       settings (``BUDGETED`` below; NOGD rank 0.2 B): the *steady-state* time, from the first
+       checkpoint at which the model reached its largest size to the end of the stream, so
+       neither the filling phase nor a one-off switch is averaged in.  Projectron++ stops at
+       B = 1000 unless ``--uncapped``.
+t      DSG, UDSG and CDSG (spec defaults), both block modes, time per example in the windows
+       between ~25 log-spaced checkpoints of the first ``--rows-t`` rows.
+sweep  tools/bench_sweep.py (n_jobs 1 vs 2) on ``--sweep-rows`` rows.
 
-Slopes: least squares of log(time per example) on log(size) over the upper half of the points
-(the ceil(n/2) largest sizes), where fixed per-example costs no longer dominate.  Expected: ~1
-for FOGD/RRF against D, ~1 for kernel learners with O(B) steps against B, between 1 and 2 where an
-update is inherently O(B^2) but only the updating examples pay it (Projectron/Projectron++'s
-d = K^-1 k on mistakes / margin errors; NOGD's O(kB) update with k = 0.2 B on margin errors), ~1
-for the DSG family's time per example against t.
-
-Output: Markdown tables with the slopes (for docs/performance.md), ``docs/figures/scaling_D.png``,
-``scaling_B.png``, ``scaling_t.png`` and every raw number in ``docs/figures/scaling.json``
-(written atomically; a run of some sections with ``--only`` keeps the other sections' figures of
-an existing scaling.json, and each section records when and by which command it was measured).
-``--quick`` is a smoke run of a few seconds with tiny sizes; it writes into a temporary directory
-unless ``--out`` is given.
+Slopes: least squares of log(time per example) on log(size) over the upper half of the points;
+expected ~1 (FOGD/RRF in D, O(B) kernel steps in B, DSG in t), 1-2 where an O(B^2) update is
+paid only by the updating examples (Projectron(++), NOGD).  Output: Markdown tables, and
+``docs/figures/scaling_{D,B,t}.png`` with every raw number in ``docs/figures/scaling.json``
+(atomic; ``--only`` keeps the other sections of an existing file).
 
     python tools/bench_scaling.py                      # everything (~10 minutes on 2 idle cores)
-    python tools/bench_scaling.py --quick              # smoke run
+    python tools/bench_scaling.py --quick              # smoke run (a temporary folder unless --out)
     python tools/bench_scaling.py --only D,t --repeats 5   # re-measure two sections, keep the others
     python tools/bench_scaling.py --replot                 # tables and figures again from the JSON
 """
-import argparse
 import json
 import math
-import os
-import shutil
 import sys
 import tempfile
 import time
@@ -63,18 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
+import harness as h
 
-import onlinekern as ok  # noqa: E402
-from onlinekern.io.atomic import atomic_write  # noqa: E402
-from onlinekern.seeding import permutation  # noqa: E402
+import onlinekern as ok
+from onlinekern.seeding import permutation
 
-import bench_sweep  # noqa: E402
-from bench import Data, fogd_run, machine, median  # noqa: E402
-from bench_budget_scaling import budgeted_learners, make  # noqa: E402
-from bench_budgeted import IJCNN1 as BUDGETED_IJCNN1, grid_for  # noqa: E402
+import bench_sweep
+from bench import fogd_run
+from bench_budget_scaling import budgeted_learners, make
+from bench_budgeted import IJCNN1 as BUDGETED_IJCNN1, grid_for
 
 FULL = 141_691          # rows of ijcnn1 + ijcnn1.t
 
@@ -135,23 +104,8 @@ def stream(data, rows):
     return X[order], y[order]
 
 
-def loadavg():
-    return round(os.getloadavg()[0], 2)
-
-
 def short_cpu(info):
     return f"{info['cpu'].split(' Processor')[0]}, {info['cores']} cores"
-
-
-TEXT_COLUMNS = ("learner", "block mode", "cost of a step", "sweep")
-
-
-def md_table(head, rows):
-    """A Markdown table: text columns left-aligned, numbers right-aligned."""
-    align = ["---" if i == 0 or h in TEXT_COLUMNS else "---:" for i, h in enumerate(head)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def fmt(v, nd=2):
@@ -166,7 +120,7 @@ def section_d(data, ns):
     Ds = ns.dims
     secs = {(name, D): [] for name in ("fogd-hinge", "rrf-hinge") for D in Ds}
     errs = {}
-    load0 = loadavg()
+    load0 = h.loadavg()
     for rep in range(ns.repeats):
         for D in Ds:
             # FOGD exactly as tools/bench.py times it (its own permutation of this prefix)
@@ -179,8 +133,8 @@ def section_d(data, ns):
             errs[("rrf-hinge", D)] = res.error
             log(f"  D: repeat {rep + 1} D={D:<5} fogd {1e6 * secs[('fogd-hinge', D)][-1] / n:7.2f} "
                 f"rrf {1e6 * secs[('rrf-hinge', D)][-1] / n:7.2f} us/example")
-    us = {k: 1e6 * median(v) / n for k, v in secs.items()}
-    out = {"rows": n, "dims": Ds, "repeats": ns.repeats, "loadavg": [load0, loadavg()],
+    us = {k: 1e6 * h.median(v) / n for k, v in secs.items()}
+    out = {"rows": n, "dims": Ds, "repeats": ns.repeats, "loadavg": [load0, h.loadavg()],
            "params": {"fogd-hinge": {"gamma": 0.5, "eta": FOGD_ETA, "loss": "hinge"}, "rrf-hinge": RRF_PARAMS},
            "learners": {}}
     for name in ("fogd-hinge", "rrf-hinge"):
@@ -197,10 +151,10 @@ def report_d(out):
           f"median of {out['repeats']}; µs / example)\n")
     rows = [[name] + [fmt(r["us_per_example"][i]) for i in range(len(Ds))] + [fmt(r["slope"]), "1"]
             for name, r in out["learners"].items()]
-    print(md_table(["learner"] + [f"D={D}" for D in Ds] + ["slope (upper half)", "expected"], rows))
+    print(h.md_table(["learner"] + [f"D={D}" for D in Ds] + ["slope (upper half)", "expected"], rows))
     print()
     rows = [[name] + [fmt(r["mistake_rate"][i]) for i in range(len(Ds))] for name, r in out["learners"].items()]
-    print(md_table(["mistake rate (%)"] + [f"D={D}" for D in Ds], rows))
+    print(h.md_table(["mistake rate (%)"] + [f"D={D}" for D in Ds], rows))
 
 
 # ---- B: budgeted kernel learners ---------------------------------------------------------------
@@ -257,7 +211,7 @@ def section_b(data, ns):
         cap = None if ns.uncapped else CAPS.get(name)
         plan[name] = {"rows": rows, "budgets": [b for b in budgets if cap is None or b <= cap]}
     cells = {(name, b): {"seconds": [], "steady": []} for name in names for b in plan[name]["budgets"]}
-    load0 = loadavg()
+    load0 = h.loadavg()
     t0 = time.time()
     for rep in range(ns.repeats):
         for b in budgets:
@@ -285,12 +239,12 @@ def section_b(data, ns):
                 log(f"  B: repeat {rep + 1} B={b:<5} {name:<14} {rows:>7} rows  steady {us:8.2f}  "
                     f"whole {1e6 * res.seconds / rows:8.2f} us/example  size {res.model_size} from row {start}  "
                     f"error {res.error:.2f}  [{time.time() - t0:.0f} s]")
-    out = {"budgets": budgets, "repeats": ns.repeats, "loadavg": [load0, loadavg()], "learners": {},
+    out = {"budgets": budgets, "repeats": ns.repeats, "loadavg": [load0, h.loadavg()], "learners": {},
            "steady_state": "µs/example from the first checkpoint at the largest model size to the end"}
     for name in names:
         bs = plan[name]["budgets"]
-        steady = [median(cells[(name, b)]["steady"]) for b in bs]
-        whole = [1e6 * median(cells[(name, b)]["seconds"]) / plan[name]["rows"] for b in bs]
+        steady = [h.median(cells[(name, b)]["steady"]) for b in bs]
+        whole = [1e6 * h.median(cells[(name, b)]["seconds"]) / plan[name]["rows"] for b in bs]
         model, exp = (BUDGETED[name][3], BUDGETED[name][4]) if name in BUDGETED else ("not listed", None)
         out["learners"][name] = {
             "rows": plan[name]["rows"], "budgets": bs, "cost_model": model, "expected_slope": exp,
@@ -310,7 +264,7 @@ def report_b(out):
         by_b = dict(zip(r["budgets"], r["us_per_example_steady"]))
         rows.append([name, f"{r['rows']:,}"] + [fmt(by_b.get(b)) if b in by_b else "capped" for b in budgets]
                     + [fmt(r["slope_steady"]), r["cost_model"], r["expected_slope"] or "?"])
-    print(md_table(["learner", "rows"] + [f"B={b}" for b in budgets]
+    print(h.md_table(["learner", "rows"] + [f"B={b}" for b in budgets]
                    + ["slope (upper half)", "cost of a step", "expected"], rows))
     print("\nWhole-pass averages (µs / example, filling phase included) and the row at which the model "
           "first reached its largest size / final size / mistake rate (%):\n")
@@ -320,7 +274,7 @@ def report_b(out):
         cellsfmt = {b: f"{fmt(w)} ({cs[str(b)]['fill_row']:,} / {cs[str(b)]['size']} / {cs[str(b)]['error']:.2f})"
                     for b, w in zip(r["budgets"], r["us_per_example_whole_pass"])}
         rows.append([name] + [cellsfmt.get(b, "capped") for b in budgets] + [fmt(r["slope_whole_pass"])])
-    print(md_table(["learner"] + [f"B={b}" for b in budgets] + ["slope"], rows))
+    print(h.md_table(["learner"] + [f"B={b}" for b in budgets] + ["slope"], rows))
 
 
 # ---- t: the doubly stochastic family -----------------------------------------------------------
@@ -333,7 +287,7 @@ def section_t(data, ns):
     modes = {"regenerating": False, "store_omega": True}
     secs = {(lab, m): [] for lab in DSG_FAMILY for m in modes}
     sizes, errs, blocks = {}, {}, {}
-    load0 = loadavg()
+    load0 = h.loadavg()
     for rep in range(ns.repeats):
         for lab, cls in DSG_FAMILY.items():
             for mode, store in modes.items():
@@ -348,7 +302,7 @@ def section_t(data, ns):
     lo, hi = np.r_[0, cps[:-1]], cps
     mid = (lo + hi) / 2
     out = {"rows": n, "batch_size": batch, "checkpoints": cps.tolist(), "window_mid": mid.tolist(),
-           "repeats": ns.repeats, "loadavg": [load0, loadavg()], "loss": ok.DSG().loss, "learners": {}}
+           "repeats": ns.repeats, "loadavg": [load0, h.loadavg()], "loss": ok.DSG().loss, "learners": {}}
     for lab in DSG_FAMILY:
         entry = {"model_size": sizes[lab], "final_blocks": blocks[lab], "mistake_rate": errs[lab]}
         for mode in modes:
@@ -388,7 +342,7 @@ def report_t(out):
             rows.append([lab, mode] + [fmt(w[i], 1) for i in picks]
                         + [f"{e['model_size'][-1]:,} ({e['final_blocks']})", fmt(e["size_slope"]),
                            fmt(e[mode]["us_per_block_last_window"], 3), fmt(e[mode]["slope"]), "1"])
-    print(md_table(["learner", "block mode"] + [f"t={t:,}" for t in hi[picks]]
+    print(h.md_table(["learner", "block mode"] + [f"t={t:,}" for t in hi[picks]]
                    + ["features (blocks) at end", "model-size slope", "µs / example / block (last window)",
                       "time slope (upper half)", "expected"], rows))
 
@@ -396,9 +350,7 @@ def report_t(out):
 # ---- sweep: tools/bench_sweep.py ---------------------------------------------------------------
 
 def section_sweep(data, ns):
-    path = data.tmp / "ijcnn1+ijcnn1.t"
-    if not path.exists():
-        path.write_bytes(data.plain("ijcnn1").read_bytes() + data.plain("ijcnn1.t").read_bytes())
+    path = data.plain("ijcnn1", "ijcnn1.t")
     js = data.tmp / "sweep.json"
     shown = ["--rows", str(ns.sweep_rows), "--repeats", str(ns.sweep_repeats)] + (["--runs", "2"] if ns.quick else [])
     print(f"\n### Sweep scaling: python tools/bench_sweep.py --data IJCNN1_ALL {' '.join(shown)} "
@@ -508,7 +460,7 @@ def print_slopes(results):
         rows.append(["sweep n_jobs 1 → 2", f"{s['cells']} runs, {s['rows']:,} rows", f"{s['speedup']:.2f}x",
                      ">= 1.8x"])
     print("\n### Log-log slopes (least squares over the upper half of each range)\n")
-    print(md_table(["sweep", "learner", "slope / speed-up", "expected"], rows))
+    print(h.md_table(["sweep", "learner", "slope / speed-up", "expected"], rows))
 
 
 SECTIONS = {"D": (section_d, report_d), "B": (section_b, report_b), "t": (section_t, report_t),
@@ -516,12 +468,10 @@ SECTIONS = {"D": (section_d, report_d), "B": (section_b, report_b), "t": (sectio
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap = h.parser(__doc__, repeats=3, json=False)
     ap.add_argument("--out", default=None, help="folder of the PNGs and scaling.json (default docs/figures; "
                                                 "--quick: a temporary folder)")
     ap.add_argument("--only", default="D,B,t,sweep", help="comma-separated sections: D, B, t, sweep")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per cell, median reported (3)")
     ap.add_argument("--rows-d", type=int, default=20_000, help="prefix rows of the D sweep (20000)")
     ap.add_argument("--rows-b", type=int, default=None, help="prefix rows of every learner in the B sweep "
                                                               "(default: per learner, see BUDGETED)")
@@ -546,7 +496,7 @@ def main(argv=None):
     if unknown:
         raise SystemExit(f"bench_scaling: unknown section(s) {unknown} (have {', '.join(SECTIONS)})")
     out_dir = Path(ns.out) if ns.out else (Path(tempfile.mkdtemp(prefix="bench-scaling-")) if ns.quick
-                                           else REPO / "docs" / "figures")
+                                           else h.REPO / "docs" / "figures")
     out_dir.mkdir(parents=True, exist_ok=True)
 
     js = out_dir / "scaling.json"
@@ -559,13 +509,11 @@ def main(argv=None):
             derive_t(results["t"])
         print(f"figures of {js} (measured from {results['started']} by: {results['command']})")
     else:
-        info = machine()
-        print(f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, numpy {info['numpy']}, "
-              f"SIMD {info['simd']}, libmvec {info['libmvec']}, onlinekern {info['onlinekern']}; "
-              f"load average {loadavg()}")
+        info = h.machine()
+        print(h.machine_line(info))
         command = "python tools/bench_scaling.py " + " ".join(argv if argv is not None else sys.argv[1:])
         results = {"machine": info, "command": command.strip(), "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-        data = Data(ns.data_dir)
+        data = h.Data(ns.data_dir)
         t0 = time.time()
         try:
             for name in only:
@@ -575,7 +523,7 @@ def main(argv=None):
                                      measured=time.strftime("%Y-%m-%d %H:%M:%S"))
                 sys.stdout.flush()
         finally:
-            shutil.rmtree(data.tmp, ignore_errors=True)
+            data.close()
         results["total_seconds"] = time.time() - t0
         kept = [name for name in SECTIONS if name not in only]
         if kept and js.exists():
@@ -592,7 +540,7 @@ def main(argv=None):
             report(results[name])
     print_slopes(results)
     paths = plots(results, out_dir, info)
-    atomic_write(js, json.dumps(results, indent=1, default=float) + "\n")
+    h.write_json(js, results)
     print("\nwrote " + ", ".join(str(p) for p in paths + [js]))
     return 0
 

@@ -9,19 +9,14 @@ printed with the figures.
     python tools/bench_sweep.py                    # ../shared/data/ijcnn1.xz, 20000 rows
     python tools/bench_sweep.py --rows 49990 --repeats 3 --json out.json
 """
-import argparse
-import json
 import os
-import statistics
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import harness as h
 
-from onlinekern.io import load_libsvm  # noqa: E402
-from onlinekern.sweep import sweep  # noqa: E402
+from onlinekern.io import load_libsvm
+from onlinekern.sweep import sweep
 
 ALGORITHMS = ["fogd-hinge", "fogd-logit", "ogd-hinge"]
 
@@ -55,14 +50,12 @@ def numbers(records):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "ijcnn1.xz"))
+    p = h.parser(__doc__, repeats=1, data=False)
+    p.add_argument("--data", default=str(h.DATA_DIR / "ijcnn1.xz"), help="a LIBSVM file (plain or compressed)")
     p.add_argument("--rows", type=int, default=20000)
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--jobs", type=int, default=2, help="n_jobs of the parallel sweep (default 2)")
-    p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--backend", default="loky")
-    p.add_argument("--json", metavar="OUT")
     ns = p.parse_args(argv)
     X, y = load_libsvm(ns.data)
     X, y = X[:ns.rows], y[:ns.rows]
@@ -87,25 +80,24 @@ def main(argv=None):
             elif got != ref:
                 raise SystemExit(f"n_jobs={jobs}: numbers differ from the first sweep")
             print(f"repeat {rep + 1}: n_jobs={jobs}: {times[jobs][-1]:.2f} s, worker occupancy "
-                  f"{busy[jobs][-1]:.2f}, load average {os.getloadavg()[0]:.2f}", flush=True)
+                  f"{busy[jobs][-1]:.2f}, load average {h.loadavg()}", flush=True)
     load1 = os.getloadavg()
     control = control_ratio(ns.jobs)
-    t1, tn = statistics.median(times[1]), statistics.median(times[ns.jobs])
+    t1, tn = h.median(times[1]), h.median(times[ns.jobs])
     out = {"rows": ns.rows, "runs": ns.runs, "algorithms": ALGORITHMS, "backend": ns.backend,
            "seconds_n_jobs_1": t1, f"seconds_n_jobs_{ns.jobs}": tn, "ratio": tn / t1,
            "identical": True, "cells": len(ref), "loadavg_before": load0, "loadavg_after": load1,
            "control_ratio": control,
-           "occupancy_n_jobs_1": statistics.median(busy[1]),
-           f"occupancy_n_jobs_{ns.jobs}": statistics.median(busy[ns.jobs]),
-           "cpu_count": os.cpu_count()}
+           "occupancy_n_jobs_1": h.median(busy[1]),
+           f"occupancy_n_jobs_{ns.jobs}": h.median(busy[ns.jobs]),
+           "machine": h.machine()}
     print(f"{len(ref)} runs ({ns.runs} runs x {len(ALGORITHMS)} learners, {ns.rows} rows): "
           f"n_jobs=1 {t1:.2f} s, n_jobs={ns.jobs} {tn:.2f} s, ratio {tn / t1:.3f}; "
-          f"identical numbers: yes; worker occupancy {statistics.median(busy[1]):.2f} / "
-          f"{statistics.median(busy[ns.jobs]):.2f}; load average {load0[0]:.2f} -> {load1[0]:.2f} "
+          f"identical numbers: yes; worker occupancy {h.median(busy[1]):.2f} / "
+          f"{h.median(busy[ns.jobs]):.2f}; load average {load0[0]:.2f} -> {load1[0]:.2f} "
           f"on {os.cpu_count()} cores; control (busy loops in {ns.jobs} processes / serial): "
           f"{control:.2f}")
-    if ns.json:
-        Path(ns.json).write_text(json.dumps(out, indent=1) + "\n")
+    h.write_json(ns.json, out)
     return 0
 
 

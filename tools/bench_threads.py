@@ -5,14 +5,12 @@ For support sets of growing size, time predictions (the kernel row plus the weig
 work size n_SV * (nnz + 8) above which 2 threads win every time is the threshold SupportSet
 uses (``par_threshold``); its value in onlinekern/_core/support.pyx comes from this script.
 
-    python tools/bench_threads.py [--repeats 7]
+    python tools/bench_threads.py [--repeats 21]
 """
-import argparse
-import statistics
-import time
-
 import numpy as np
 import scipy.sparse as sp
+
+import harness as h
 
 import onlinekern as ok
 
@@ -30,21 +28,17 @@ def support_learner(n_sv, d, density, seed=0):
     return learner, Q
 
 
-def time_predict(learner, Q, threads, threshold, repeats):
-    learner.core_.sv.par_threshold = threshold
+def predict_with(learner, Q, threads):
+    """Predict Q with ``threads`` threads, the parallel path forced (threshold 0)."""
+    learner.core_.sv.par_threshold = 0
     learner.n_threads = threads
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        learner.decision_function(Q)
-        out.append((time.perf_counter() - t) / Q.shape[0])
-    return statistics.median(out)
+    learner.decision_function(Q)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeats", type=int, default=7)
-    args = ap.parse_args(argv)
+    args = h.parser(__doc__, repeats=21, data=False).parse_args(argv)
+    print(h.machine_line())
+    rows = []
     print("| rows | n_SV | nnz | work n_SV*(nnz+8) | 1 thread (µs) | 2 threads (µs) | speed-up |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for label, d, density in (("dense d=8 (cod-rna)", 8, 1.0), ("sparse d=22, 13 nnz (ijcnn1)", 22, 13 / 22),
@@ -52,13 +46,11 @@ def main(argv=None):
         for n_sv in (128, 256, 512, 1024, 2048, 4096, 8192):
             learner, Q = support_learner(n_sv, d, density)
             nnz = d if density == 1 else Q.nnz / Q.shape[0]
-            a = b = None
-            t1s, t2s = [], []
-            for _ in range(3):  # alternate to share the machine's noise
-                t1s.append(time_predict(learner, Q, 1, 0, args.repeats))
-                t2s.append(time_predict(learner, Q, 2, 0, args.repeats))
-            t1, t2 = statistics.median(t1s), statistics.median(t2s)
-            print(f"| {label} | {n_sv} | {nnz:.0f} | {n_sv * (nnz + 8):,.0f} | {t1 * 1e6:.2f} | {t2 * 1e6:.2f} | {t1 / t2:.2f}x |")
+            med, _ = h.side_by_side({t: (lambda t=t: predict_with(learner, Q, t)) for t in (1, 2)}, args.repeats)
+            t1, t2 = med[1] / Q.shape[0], med[2] / Q.shape[0]
+            rows.append({"rows": label, "n_sv": n_sv, "nnz": nnz, "us_1": t1 * 1e6, "us_2": t2 * 1e6})
+            print(f"| {label} | {n_sv} | {nnz:.0f} | {n_sv * (nnz + 8):,.0f} | {t1 * 1e6:.2f} | {t2 * 1e6:.2f} | {h.ratios(med, 2)[1]:.2f}x |", flush=True)
+    h.write_json(args.json, {"machine": h.machine(), "rows": rows})
 
 
 if __name__ == "__main__":

@@ -23,10 +23,9 @@ import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+import harness as h
 
-from onlinekern.io import save_libsvm  # noqa: E402
+from onlinekern.io import save_libsvm
 
 SEED = 20240601
 N_ROWS = 3000
@@ -60,17 +59,14 @@ def mexican_hat(rng, n=N_ROWS, half_width=4.0, noise=0.05, n_noise=3):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    out = argv[0] if argv else os.path.join(os.path.dirname(HERE), "data")
+    out = argv[0] if argv else str(h.REPO / "data")
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(SEED)
-    X, y = two_spirals(rng)
-    path = os.path.join(out, "sample_classification.libsvm")
-    save_libsvm(path, X, y)
-    print(f"{path}: {X.shape[0]} rows x {X.shape[1]} features, {os.path.getsize(path)} bytes")
-    X, y = mexican_hat(rng)
-    path = os.path.join(out, "sample_regression.libsvm")
-    save_libsvm(path, X, y)
-    print(f"{path}: {X.shape[0]} rows x {X.shape[1]} features, {os.path.getsize(path)} bytes")
+    for name, make in (("classification", two_spirals), ("regression", mexican_hat)):
+        X, y = make(rng)
+        path = os.path.join(out, f"sample_{name}.libsvm")
+        save_libsvm(path, X, y)
+        print(f"{path}: {X.shape[0]} rows x {X.shape[1]} features, {os.path.getsize(path)} bytes")
     return 0
 
 

@@ -122,6 +122,16 @@ static const char *level_name(int level) {
     return level == 2 ? "avx512" : level == 1 ? "avx2" : "base";
 }
 
+/* One row per dispatch level 0..top that --levels selects: fn(ctx) timed with ok_level_ = L. */
+static void at_levels(int top, bench_fn fn, void *ctx, const char *prim, const char *unit, long n,
+                      double per_call, double rate, const char *rate_unit, const char *note) {
+    for (int L = 0; L <= top; L++) {
+        if (!use_level(L)) continue;
+        ok_level_ = L;
+        emit(prim, unit, level_name(L), n, measure(fn, ctx), per_call, rate, rate_unit, note);
+    }
+}
+
 /* ---- random data ------------------------------------------------------------------------ */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -215,16 +225,17 @@ static void bench_roof(int max_level) {
 
 typedef struct { const double *a; double *b; int n; } vec_ctx;
 
-static void dot_loop(void *ctx, long iters) {
-    vec_ctx *c = ctx;
-    const double *a = c->a, *b = c->b;
-    double s = 0.0;
-    for (long i = 0; i < iters; i++) {
-        LAUNDER(a);
-        s += ok_dot(a, b, c->n);
+/* s += FN(a, b, n) per iteration: ok_dot, ok_sqdist */
+#define REDUCE_LOOP(NAME, FN)                                                                  \
+    static void NAME(void *ctx, long iters) {                                                  \
+        vec_ctx *c = ctx;                                                                      \
+        const double *a = c->a, *b = c->b;                                                     \
+        double s = 0.0;                                                                        \
+        for (long i = 0; i < iters; i++) { LAUNDER(a); s += FN(a, b, c->n); }                 \
+        sink += s;                                                                             \
     }
-    sink += s;
-}
+REDUCE_LOOP(dot_loop, ok_dot)
+REDUCE_LOOP(sqdist_loop, ok_sqdist)
 static void axpy_loop(void *ctx, long iters) {
     vec_ctx *c = ctx;
     for (long i = 0; i < iters; i++) {          /* alternating sign keeps y bounded */
@@ -234,53 +245,25 @@ static void axpy_loop(void *ctx, long iters) {
     sink += c->b[0];
 }
 
-static void sqdist_loop(void *ctx, long iters) {
-    vec_ctx *c = ctx;
-    const double *a = c->a, *b = c->b;
-    double s = 0.0;
-    for (long i = 0; i < iters; i++) {
-        LAUNDER(a);
-        s += ok_sqdist(a, b, c->n);
-    }
-    sink += s;
+/* fn over two fresh random vectors of n at every level, one row each */
+static void time_vec(int max_level, int n, bench_fn fn, const char *prim, double flops, const char *note) {
+    double *a = dalloc(n), *b = dalloc(n);
+    for (int i = 0; i < n; i++) { a[i] = nrand(); b[i] = nrand(); }
+    vec_ctx c = { a, b, n };
+    at_levels(max_level, fn, &c, prim, "element", n, n, flops, "GFLOP/s", note);
+    free(a); free(b);
 }
 
 static void bench_dot_axpy(int max_level, int do_dot, int do_axpy, int do_sqdist) {
-    static const int sizes[] = { 128, 1000, 2000, 8000 };
+    static const int sizes[] = { 128, 1000, 2000, 8000 }, dims[] = { 22, 1000 };
     for (int s = 0; s < 4; s++) {
-        int n = sizes[s];
-        double *a = dalloc(n), *b = dalloc(n);
-        for (int i = 0; i < n; i++) { a[i] = nrand(); b[i] = nrand(); }
-        vec_ctx c = { a, b, n };
-        for (int L = 0; L <= max_level && do_dot; L++) {
-            if (!use_level(L)) continue;
-            ok_level_ = L;
-            timing t = measure(dot_loop, &c);
-            emit("ok_dot", "element", level_name(L), n, t, n, 2.0, "GFLOP/s", "2 reads + mul + add per element");
-        }
-        for (int L = 0; L <= max_level && do_axpy; L++) {
-            if (!use_level(L)) continue;
-            ok_level_ = L;
-            timing t = measure(axpy_loop, &c);
-            emit("ok_axpy", "element", level_name(L), n, t, n, 2.0, "GFLOP/s", "2 reads + 1 write + mul + add per element");
-        }
-        free(a); free(b);
+        if (do_dot) time_vec(max_level, sizes[s], dot_loop, "ok_dot", 2.0, "2 reads + mul + add per element");
+        if (do_axpy)
+            time_vec(max_level, sizes[s], axpy_loop, "ok_axpy", 2.0, "2 reads + 1 write + mul + add per element");
     }
     /* ok_sqdist (SV-to-SV distances: kernel_sv, budget maintenance) at d = 22 (ijcnn1) and 1000 */
-    static const int dims[] = { 22, 1000 };
-    for (int s = 0; s < 2; s++) {
-        int n = dims[s];
-        double *a = dalloc(n), *b = dalloc(n);
-        for (int i = 0; i < n; i++) { a[i] = nrand(); b[i] = nrand(); }
-        vec_ctx c = { a, b, n };
-        for (int L = 0; L <= max_level && do_sqdist; L++) {
-            if (!use_level(L)) continue;
-            ok_level_ = L;
-            timing t = measure(sqdist_loop, &c);
-            emit("ok_sqdist", "element", level_name(L), n, t, n, 3.0, "GFLOP/s", "2 reads + sub + mul + add per element");
-        }
-        free(a); free(b);
-    }
+    for (int s = 0; s < 2 && do_sqdist; s++)
+        time_vec(max_level, dims[s], sqdist_loop, "ok_sqdist", 3.0, "2 reads + sub + mul + add per element");
 }
 
 /* ---- 3. cos+sin and exp -------------------------------------------------------------- */
@@ -469,26 +452,13 @@ static void bench_memory(int max_level, int skip_dram, int composites) {
     }
     for (int i = 0; i < 2 * p.D; i++) p.w[i] = 1e-2 * nrand();
     double madds = (double)p.nnz * p.D;
-    for (int L = 0; L <= max_level; L++) {
-        if (!use_level(L)) continue;
-        ok_level_ = L;
-        timing t = measure(proj_loop, &p);
-        emit("projection a += x_j E[j,:] (13 of 22 rows, D=1000)", "multiply-add", level_name(L), (long)madds, t, madds,
-             2.0, "GFLOP/s", "RandomFourierMap.project: zero a + 13 ok_axpy of 1000");
-    }
-    for (int L = 0; L <= max_level && composites; L++) {
-        if (!use_level(L)) continue;
-        ok_level_ = L;
-        timing t = measure(features_loop, &p);
-        emit("composite: FOGD features (project + cossin, D=1000)", "example", level_name(L), 1, t, 1.0, 0.0, "",
-             "check: ~ 13000 x projection + 1000 x cossin(n=1000)");
-    }
-    for (int L = 0; L <= max_level && composites; L++) {
-        if (!use_level(L)) continue;
-        ok_level_ = L;
-        timing t = measure(fogd_step_loop, &p);
-        emit("composite: FOGD updating step (features + dot 2D + axpy 2D)", "example", level_name(L), 1, t, 1.0, 0.0, "",
-             "check: features + 2000 x dot(n=2000) + 2000 x axpy(n=2000)");
+    at_levels(max_level, proj_loop, &p, "projection a += x_j E[j,:] (13 of 22 rows, D=1000)", "multiply-add",
+              (long)madds, madds, 2.0, "GFLOP/s", "RandomFourierMap.project: zero a + 13 ok_axpy of 1000");
+    if (composites) {
+        at_levels(max_level, features_loop, &p, "composite: FOGD features (project + cossin, D=1000)", "example", 1,
+                  1.0, 0.0, "", "check: ~ 13000 x projection + 1000 x cossin(n=1000)");
+        at_levels(max_level, fogd_step_loop, &p, "composite: FOGD updating step (features + dot 2D + axpy 2D)",
+                  "example", 1, 1.0, 0.0, "", "check: features + 2000 x dot(n=2000) + 2000 x axpy(n=2000)");
     }
     free(E); free(p.acc); free(p.cs); free(p.w);
 }
@@ -554,15 +524,10 @@ static void bench_kernel_row(int max_level) {
         c.XT = XT; c.sqn = sqn; c.coef = coef; c.gamma = 1.0;
         for (int mode = 0; mode < 3; mode++) {
             c.mode = mode;
-            for (int L = 0; L <= max_level; L++) {
-                if (!use_level(L)) continue;
-                ok_level_ = L;
-                timing t = measure(krow_loop, &c);
-                char prim[128];
-                snprintf(prim, sizeof prim, "%s, B=1000, d=%d %s", modes[mode], c.d, c.dense ? "dense" : "nnz=13");
-                emit(prim, "SV", level_name(L), c.n, t, (double)c.n, 0.0, "",
-                     c.dense ? "cod-rna-like dense query" : "ijcnn1-like sparse query, feature-major rows");
-            }
+            char prim[128];
+            snprintf(prim, sizeof prim, "%s, B=1000, d=%d %s", modes[mode], c.d, c.dense ? "dense" : "nnz=13");
+            at_levels(max_level, krow_loop, &c, prim, "SV", c.n, (double)c.n, 0.0, "",
+                      c.dense ? "cod-rna-like dense query" : "ijcnn1-like sparse query, feature-major rows");
         }
         free(XT); free(sqn); free(coef); free(c.k);
     }

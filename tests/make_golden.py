@@ -22,8 +22,8 @@ same build gives the identical file; it is written atomically.
 
 Usage::
 
-    python tools/make_golden.py            # (re)write tests/golden/results.json
-    python tools/make_golden.py --check    # same numbers as the file? (no write)
+    python tests/make_golden.py            # (re)write tests/golden/results.json
+    python tests/make_golden.py --check    # same numbers as the file? (no write)
 
 Regenerate only when a change of results is intended (a bug fix, a new learner), and say so in
 the commit message: the file is the "before" state every later change is compared to.
@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests"))       # run as a script or imported by tests/test_golden.py
 
 import onlinekern as ok                                     # noqa: E402
 from onlinekern._core import vmath                          # noqa: E402
@@ -353,7 +353,7 @@ def generate():
     scalar_level = scalar_pass(data, cases)
     commit, dirty = git_commit()
     header = {
-        "tool": "tools/make_golden.py",
+        "tool": "tests/make_golden.py",
         "commit": commit,
         # True: onlinekern/, include/ or setup.py had uncommitted changes when the file was made
         "dirty": dirty,

@@ -1,0 +1,183 @@
+"""The one harness of the benchmarks in tools/: timing, the machine, the shared data, output.
+
+Every script in tools/ imports this module (``import harness as h``) instead of carrying its own
+copies.  Importing it puts the repository root first on ``sys.path``, so ``python tools/X.py``
+runs the worktree's onlinekern.
+
+* timing: :func:`side_by_side` times several callables alternately (so drifts in the machine's
+  load hit all alike) and reports medians over repeats; :func:`ratios` divides them;
+* the machine: :func:`machine` (CPU model, the SIMD level onlinekern dispatches to, cores, load)
+  and :func:`machine_line`;
+* the shared data: :class:`Data` decompresses ``../shared/data/NAME.xz`` once into a temporary
+  folder and loads (and caches) files, concatenations and row slices;
+* output: :func:`write_json` (atomic), :func:`md_table`, :func:`parser` (the common options).
+"""
+import argparse
+import json
+import lzma
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+import onlinekern as ok  # noqa: E402
+from onlinekern._core import vmath  # noqa: E402
+from onlinekern.io.atomic import atomic_write, to_jsonable  # noqa: E402
+
+DATA_DIR = REPO.parent / "shared" / "data"
+LEVELS = {0: "baseline", 1: "AVX2+FMA", 2: "AVX-512"}
+
+
+# ---- timing ------------------------------------------------------------------------------------
+
+def median(xs):
+    """Median of a non-empty sequence."""
+    return statistics.median(xs)
+
+
+def side_by_side(fns, repeats, seconds=None):
+    """Run every callable of ``fns`` (name -> callable) in turn, ``repeats`` rounds.
+
+    Parameters
+    ----------
+    fns : dict
+        Name -> callable without arguments.
+    repeats : int
+        Rounds; in each round every callable runs once, in order.
+    seconds : callable, optional
+        Maps a callable's return value to the seconds it reports (e.g. ``lambda r: r.seconds``
+        for ``run_online``'s learning time); default: the wall time of the call.
+
+    Returns
+    -------
+    medians : dict
+        Name -> median seconds over the rounds.
+    results : dict
+        Name -> list of the return values, one per round.
+    """
+    times = {k: [] for k in fns}
+    results = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            r = fn()
+            times[k].append(time.perf_counter() - t if seconds is None else seconds(r))
+            results[k].append(r)
+    return {k: median(v) for k, v in times.items()}, results
+
+
+def ratios(medians, base):
+    """Each median divided by the one named ``base`` (a side-by-side ratio)."""
+    return {k: v / medians[base] for k, v in medians.items()}
+
+
+# ---- the machine -------------------------------------------------------------------------------
+
+def loadavg():
+    """The 1-minute load average (NaN where the platform has none)."""
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else float("nan")
+
+
+def cpu_model():
+    """The CPU model name from /proc/cpuinfo (``platform.processor()`` elsewhere)."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine():
+    """The machine a figure was measured on: CPU, SIMD level onlinekern runs at, cores, load."""
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "simd": LEVELS[vmath.simd_level()],
+            "libmvec": bool(vmath.vector_math()), "loadavg": loadavg(), "python": platform.python_version(),
+            "numpy": np.__version__, "onlinekern": ok.__version__, "date": time.strftime("%Y-%m-%d %H:%M")}
+
+
+def machine_line(info=None):
+    """One printable line of :func:`machine`."""
+    i = machine() if info is None else info
+    return (f"machine: {i['cpu']}, {i['cores']} cores, SIMD {i['simd']} (libmvec {i['libmvec']}), load average "
+            f"{i.get('loadavg')}; Python {i['python']}, numpy {i['numpy']}, onlinekern {i['onlinekern']}")
+
+
+# ---- the shared data ---------------------------------------------------------------------------
+
+class Data:
+    """The shared LIBSVM files (``NAME.xz`` in ``root``), decompressed once, loaded once.
+
+    Parameters
+    ----------
+    root : path-like
+        Folder holding ``NAME.xz`` (default ``../shared/data`` beside the repository).
+    """
+
+    def __init__(self, root=DATA_DIR):
+        self.root = Path(root)
+        self.tmp = Path(tempfile.mkdtemp(prefix="onlinekern-bench-"))
+        self.cache = {}
+
+    def plain(self, *names):
+        """Path of the decompressed concatenation of ``names`` (in a temporary folder)."""
+        out = self.tmp / "+".join(names)
+        if not out.exists():
+            with open(out, "wb") as dst:
+                for name in names:
+                    src = self.root / (name + ".xz")
+                    if not src.exists():
+                        raise SystemExit(f"{src}: not found (use --data-dir)")
+                    with lzma.open(src) as f:
+                        shutil.copyfileobj(f, dst)
+        return out
+
+    def load(self, *names, rows=None, dtype=np.float64):
+        """(X CSR, y) of the files ``names`` one after another, optionally the first ``rows``."""
+        key = (names, np.dtype(dtype).str)
+        if key not in self.cache:
+            self.cache[key] = ok.load_libsvm(self.plain(*names), dtype=dtype)
+        X, y = self.cache[key]
+        return (X, y) if rows is None else (X[:rows], y[:rows])
+
+    def close(self):
+        """Remove the decompressed copies."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---- output ------------------------------------------------------------------------------------
+
+def parser(doc, repeats=5, data=True, json=True):
+    """An ArgumentParser with the common options: --data-dir, --repeats, --json (each unless None/False)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if data:
+        ap.add_argument("--data-dir", default=str(DATA_DIR), help="folder of NAME.xz (default ../shared/data)")
+    if repeats is not None:
+        ap.add_argument("--repeats", type=int, default=repeats, help=f"runs per figure, median reported ({repeats})")
+    if json:
+        ap.add_argument("--json", help="also write the figures to this JSON file")
+    return ap
+
+
+def write_json(path, obj):
+    """Write ``obj`` as JSON (numpy values made plain) to ``path`` atomically; no-op if path is None."""
+    if path:
+        atomic_write(path, json.dumps(to_jsonable(obj), indent=1) + "\n")
+
+
+def md_table(head, rows):
+    """A Markdown table: header cells, then rows of cells (numbers right-aligned)."""
+    num = [bool(rows) and (isinstance(c, (int, float)) or str(c)[:1].isdigit()) for c in rows[0]] if rows else []
+    align = ["---:" if i < len(num) and num[i] else "---" for i in range(len(head))]
+    lines = ["| " + " | ".join(map(str, head)) + " |", "|" + "|".join(align) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(map(str, r)) + " |" for r in rows])
