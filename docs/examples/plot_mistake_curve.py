@@ -22,19 +22,20 @@ DATA = next(d / "data" for d in (HERE, *HERE.parents)
 X, y = ok.load_libsvm(DATA / "sample_classification.libsvm")
 
 # %%
-# Five permutations of seed 0 for three learners at the same kernel width. Every run starts
-# from an empty model (``reset=True``, the default); the learner's own seed stays fixed so that
-# only the order of the stream changes between runs.
+# Five runs for three learners at the same kernel width, as ``python -m onlinekern.sweep`` makes
+# them: run ``r`` presents permutation ``r`` of seed 0 and uses learner seed ``r`` (which draws
+# FOGD's random frequencies). Every run starts from an empty model
+# (``reset=True``, the default).
 
 learners = {
-    "kernel Perceptron": lambda: ok.Perceptron(gamma=0.5),
-    "BSGD-removal, B = 200": lambda: ok.BSGDRemoval(gamma=0.5, budget=200),
-    "FOGD-hinge, D = 200": lambda: ok.FOGD(gamma=0.5, n_components=200, eta=0.5),
+    "kernel Perceptron": lambda seed: ok.Perceptron(gamma=0.5, seed=seed),
+    "BSGD-removal, B = 200": lambda seed: ok.BSGDRemoval(gamma=0.5, budget=200, seed=seed),
+    "FOGD-hinge, D = 200": lambda seed: ok.FOGD(gamma=0.5, n_components=200, eta=0.5, seed=seed),
 }
 n_runs = 5
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 for name, make in learners.items():
-    curves = [ok.run_online(make(), X, y, seed=0, run=r).curve for r in range(n_runs)]
+    curves = [ok.run_online(make(r), X, y, seed=0, run=r).curve for r in range(n_runs)]
     n_seen = curves[0]["n_seen"]  # the same checkpoints in every run (they depend on n only)
     rates = np.array([c["mistake_rate"] for c in curves])
     mean, std = rates.mean(axis=0), rates.std(axis=0)
