@@ -37,6 +37,7 @@ templates_path = ["_templates"]
 html_theme = "alabaster"
 html_static_path = []
 html_title = f"onlinekern {release}"
+html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
 
 # API reference: one generated page per public name (the autosummary tables in api.rst).
 autosummary_generate = True
