@@ -569,7 +569,7 @@ class OnlineLearner:
 
     @property
     def predict_proba(self):
-        """Class probabilities (n, n_classes) in classes_ order; logistic (binary) or softmax loss only.
+        """Class probabilities (n, n_classes) in ``classes_`` order; logistic (binary) or softmax loss only.
 
         A property so that ``hasattr(learner, "predict_proba")`` tells whether it is available.
         """

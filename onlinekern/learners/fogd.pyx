@@ -105,7 +105,7 @@ class FOGD(FeatureLearner):
         while the weights, scores and updates stay float64.  Features then differ from the
         float64 ones by ~1e-7 (relative in Omega^T x), so results are close but not identical;
         both are the same bits at every SIMD level and thread count.  Meant for scaled data:
-        the phase error grows with |omega . x|.
+        the phase error grows with ``|omega . x|``.
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
         first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets

@@ -162,7 +162,7 @@ class Forgetron(KernelLearner):
     largest value in (0, 1] keeping the accumulated damage Q within (15/32) M (smallest positive
     root of the quadratic, not the reference codes' larger root).  Multiclass is an extension
     (Crammer–Singer steps, delta = sqrt(2) sigma_r); regression follows LSOKL's epsilon-tube with
-    the normalised delta = |alpha_r|/eta and mu = sign(alpha_r) f'(x_r)/eta.
+    the normalised delta = ``|alpha_r| / eta`` and mu = sign(alpha_r) f'(x_r)/eta.
 
     Parameters
     ----------

@@ -297,7 +297,7 @@ class Projectron(KernelLearner):
 
     Orabona, Keshet & Caputo, "Bounded kernel-based online learning", JMLR 10, 2009 (ICML 2008).
     ALGORITHMS.md §3.5.  delta is the distance ||k(x_t, .) - Pi_S k(x_t, .)|| (not its square);
-    never appends when delta^2 <= 1e-12.  With a budget B, projects whenever |S| = B.
+    never appends when delta^2 <= 1e-12.  With a budget B, projects whenever ``|S| = B``.
     Multiclass and regression follow the LSOKL Matlab code.
 
     Parameters

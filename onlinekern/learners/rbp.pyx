@@ -89,7 +89,7 @@ class RBP(KernelLearner):
     Cavallanti, Cesa-Bianchi & Gentile, "Tracking the best hyperplane with a simple budget
     Perceptron", Machine Learning 69(2-3), 2007.  ALGORITHMS.md §3.3: binary (append y_t on
     y_t f <= 0), multiclass (Crammer–Singer step of size 1) and regression (LSOKL epsilon-tube:
-    append eta sign(y - f) when |y - f| > epsilon).  The removed SV is position
+    append eta sign(y - f) when ``|y - f| > epsilon``).  The removed SV is position
     ``integers(B)`` of S in insertion order, drawn from the CHOICE stream of ``seed`` (§1.5).
 
     Parameters

@@ -541,9 +541,9 @@ class ShrinkingGradient(KernelLearner):
     ICML 2017, Algorithm 1 (the update) and Algorithm 2 (EST, the scalar-product estimator,
     eq. 11); ALGORITHMS.md §3.16.  The model is f = sum_i alpha_i Phi(x_i), but it is never
     evaluated through the kernel: each prediction averages m products
-    sign(alpha_i) psi(x_i; w) psi(x; w) with i drawn with probability |alpha_i| / ||alpha||_1 and
-    w a fresh random feature, times ||alpha||_1 (unbiased for sum_i alpha_i k(x_i, x)).  If the
-    estimate E_t satisfies |E_t| < 16 B_n the example joins with alpha_t = eta (y_t - E_t), else
+    sign(alpha_i) psi(x_i; w) psi(x; w) with i drawn with probability ``|alpha_i| / ||alpha||_1`` and
+    w a fresh random feature, times ``||alpha||_1`` (unbiased for sum_i alpha_i k(x_i, x)).  If the
+    estimate E_t satisfies ``|E_t| < 16 B_n`` the example joins with alpha_t = eta (y_t - E_t), else
     every alpha is divided by 4.  Sign: Algorithm 1 prints alpha_t = -eta (y_t - E_t); the text
     (f_{t+1} = f_t - eta grad_t, eqs. 9-12) and Lemma 5's proof use gradient descent, as here.
 
@@ -569,8 +569,8 @@ class ShrinkingGradient(KernelLearner):
     Parameters
     ----------
     norm_bound : float
-        Radius B_n of the competitor ball; shrink when |E_t| >= 16 B_n (1).  The analysis assumes
-        |psi| < 1 and |y| <= 1; the Fourier feature reaches sqrt(2), so the threshold is heuristic.
+        Radius B_n of the competitor ball; shrink when ``|E_t| >= 16 B_n`` (1).  The analysis assumes
+        ``|psi| < 1`` and ``|y| <= 1``; the Fourier feature reaches sqrt(2), so the threshold is heuristic.
     n_samples : int
         Estimator samples m per prediction (100; the theory's O(B^4 T log(BT)) has no practical
         value, §3.16).
