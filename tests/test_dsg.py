@@ -77,6 +77,7 @@ def test_vs_oracle(variant, task, loss):
     assert learner.model_size_ == learner.n_blocks_ * 2 * 4
     A = np.asarray(learner.coef_).reshape(len(st["A"]), -1, 8)
     np.testing.assert_allclose(A, np.array([a.T for a in st["A"]]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(learner.core_.scalar_parts, np.array(st["beta"]), rtol=1e-9, atol=1e-12)
     Xq = make_X(20, 4, 90)
     f = learner.decision_function(Xq).reshape(20, -1)
     np.testing.assert_allclose(f, rd.decision(st, Xq, G, n_classes(task)), rtol=RTOL, atol=ATOL)
