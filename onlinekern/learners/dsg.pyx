@@ -123,6 +123,8 @@ def derivative_bound(loss, multiclass=False, huber_delta=1.0, quantile=0.5):
     if name == "quantile":
         return float(max(quantile, 1.0 - quantile))
     return 1.0
+
+
 # ridge of the block preconditioner beyond nu (DSG Matlab: covx + (reg_param + 1e-7) eye)
 PRECOND_RIDGE = 1e-7
 cdef double RIDGE = PRECOND_RIDGE
