@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import onlinekern as ok
 from onlinekern._core.counter_rng import normals
 from onlinekern.kernels import median_gamma
-from onlinekern.learners.dsg import cdsg_step_size
+from onlinekern.learners.dsg import cdsg_step_size, derivative_bound
 from onlinekern.losses import Softmax
 
 import reference as ref
@@ -77,6 +77,7 @@ def test_vs_oracle(variant, task, loss):
     assert learner.model_size_ == learner.n_blocks_ * 2 * 4
     A = np.asarray(learner.coef_).reshape(len(st["A"]), -1, 8)
     np.testing.assert_allclose(A, np.array([a.T for a in st["A"]]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(learner.core_.scalar_parts, np.array(st["beta"]), rtol=1e-9, atol=1e-12)
     Xq = make_X(20, 4, 90)
     f = learner.decision_function(Xq).reshape(20, -1)
     np.testing.assert_allclose(f, rd.decision(st, Xq, G, n_classes(task)), rtol=RTOL, atol=ATOL)
@@ -224,7 +225,7 @@ def test_cdsg_step_solves_eq9():
         gam, M, sigma, B = rng.uniform(0.01, 2), rng.uniform(0.1, 3), rng.uniform(0, 3), int(rng.integers(1, 100))
         s = cdsg_step_size(beta, gbar, gam, M, sigma, B)
         a, b, c, v = gbar @ gbar, beta @ gbar, beta @ beta, (M * sigma / B) ** 2
-        assert s == rd.cdsg_step(beta, gbar, gam, M, sigma, B)
+        assert s == pytest.approx(rd.cdsg_step(beta, gbar, gam, M, sigma, B), rel=1e-9, abs=1e-12)
         lhs = lambda t: 2 * np.sum((beta - t * gbar) ** 2) + 2 * t * t * M * M * sigma * sigma / B ** 2
         rhs = c + gam * gam * a
         if s == 0.0:
@@ -272,17 +273,46 @@ def test_cdsg_reuse_moves_the_argmax_block():
 
 
 def test_cdsg_lipschitz_auto_and_fixed():
-    """M = 1 for bounded losses; for squared the running max of the examples' ||l'|| (the paper's
-    per-example bound); a given M overrides both."""
+    """M = sup ||l'|| for bounded losses; for squared and squared-hinge the running max of the
+    examples' ||l'|| (the paper's per-example bound, Assumption 2.3); a given M overrides both."""
     X, y = make_data("regression", T=200, seed=14)
-    for M in (None, 0.5):
-        learner, res, s, rs, _, _ = run_pair("cdsg", "regression", "squared", X, y,
-                                             params=dict(lipschitz_m=M), M=M)
-        check_scores(res, s, rs, y, "regression")
+    for loss in ("squared", "huber"):
+        for M in (None, 0.5):
+            learner, res, s, rs, _, _ = run_pair("cdsg", "regression", loss, X, y,
+                                                 params=dict(lipschitz_m=M, huber_delta=0.3), M=M, huber_delta=0.3)
+            check_scores(res, s, rs, y, "regression")
     Xb, yb = make_data("binary", T=200, seed=14)
     a = online(ok.CDSG(**SMALL, loss="hinge"), Xb, yb)[1]
     b = online(ok.CDSG(**SMALL, loss="hinge", lipschitz_m=1.0), Xb, yb)[1]
     np.testing.assert_array_equal(a, b)
+    Xm, ym = make_data("multiclass", T=200, seed=14)
+    a = online(ok.CDSG(**SMALL, loss="softmax"), Xm, ym)[1]
+    b = online(ok.CDSG(**SMALL, loss="softmax", lipschitz_m=np.sqrt(2.0)), Xm, ym)[1]
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("loss,multiclass,kw", [
+    ("hinge", False, {}), ("logistic", False, {}), ("squared-hinge", False, {}), ("squared", False, {}),
+    ("absolute", False, {}), ("epsilon-insensitive", False, {}), ("huber", False, dict(huber_delta=0.3)),
+    ("quantile", False, dict(quantile=0.8)), ("softmax", True, {}), ("hinge", True, {})])
+def test_derivative_bound_is_the_sup_of_the_loss_derivative(loss, multiclass, kw):
+    """derivative_bound (CDSG's default M) equals sup ||l'|| over a wide grid of scores and targets,
+    or is None when ||l'|| grows with the score."""
+    task = "multiclass" if multiclass else ("binary" if loss in ("hinge", "logistic", "squared-hinge") else "regression")
+    bound = derivative_bound(loss, multiclass, **kw)
+    assert bound == rd.loss_bound(loss, task, **kw)
+    fs = np.linspace(-50, 50, 2001)
+    if task == "multiclass":
+        rng = np.random.default_rng(3)
+        norms = [np.linalg.norm(rd.grad(loss, task, f, y)) for f in rng.normal(scale=20, size=(2000, 3))
+                 for y in range(3)]
+    else:
+        ys = (-1.0, 1.0) if task == "binary" else (-3.0, 0.0, 2.5)
+        norms = [abs(rd.grad(loss, task, [f], y, **kw)[0]) for f in fs for y in ys]
+    if bound is None:
+        assert max(norms) > 50
+    else:
+        assert max(norms) <= bound * (1 + 1e-12) and max(norms) >= bound * (1 - 1e-3)
 
 
 # --- novelty detection --------------------------------------------------------------------------------

@@ -30,9 +30,9 @@ Update at iteration i, step gamma_i = theta / (i + t0), g_b = l'(f_b, y_b) (R^C 
   decay and step on an old block k drawn uniformly from {1..m} (stream CHOICE, integers(m) + 1).
 * CDSG (Alg. 4, eq. (9)): every block also keeps its scalar part beta_j (the coefficient without
   the feature factor, decayed and stepped like A_j).  With gbar = (1/B) sum_b g_b, a = ||gbar||^2,
-  v = M^2 sigma^2 / B^2 (M: ``lipschitz_m``, or 1 for losses with |l'| <= 1, or for squared and
-  squared-hinge the running max of the examples' ||g_b|| -- the paper's M bounds every example's
-  l' (Assumption 2.3); the spec's running max of ||gbar|| underestimates it): s_k is the larger
+  v = M^2 sigma^2 / B^2 (M: ``lipschitz_m``, or by default ``derivative_bound`` of the loss, or for
+  squared and squared-hinge, whose l' has no bound, the running max of the examples' ||g_b|| -- the
+  paper's M bounds every example's l', see ``derivative_bound``): s_k is the larger
   root of 2(a + v)s^2 - 4 (beta_k . gbar) s + (||beta_k||^2 - gamma_i^2 a) = 0 (0 when a + v = 0
   or the discriminant is negative, clipped at 0); k* = argmax s_k (lowest index on ties).  If m = 0 or s_k* <= gamma_i: the DSG step with
   beta_{m+1} = -gamma_i gbar; otherwise eta* = s_k*: decay every A_j, beta_j by (1 - eta* nu) and
@@ -83,6 +83,49 @@ VARIANT_NAMES = {DSG_VARIANT: "dsg", UDSG_VARIANT: "udsg", CDSG_VARIANT: "cdsg"}
 # losses whose derivative has no finite bound: CDSG's default M is then the running max of the
 # examples' ||l'|| (not of ||gbar||, as ALGORITHMS.md §3.15 writes: M bounds every example's l')
 UNBOUNDED_LOSSES = ("squared", "squared-hinge")
+
+
+def derivative_bound(loss, multiclass=False, huber_delta=1.0, quantile=0.5):
+    """CDSG's default M: sup ||l'(f, y)|| of a loss over all scores and targets (None: unbounded).
+
+    Li & Poczos (UAI 2016) Assumption 2.3: "there exists M > 0 such that |l'(f_t(x_t), y_t)| <= M";
+    M enters eq. (7) as the bound (a_t M)^2 on one example's term (a_t g_t)^2 and eq. (9) keeps it
+    for the mini-batch (each g_b, not the mean gbar, multiplies the feature noise).  So M bounds
+    every example's derivative: 1 for hinge, logistic, absolute and epsilon-insensitive (and the
+    novelty loss), huber_delta for Huber, max(tau, 1 - tau) for the quantile loss, and sqrt(2) for
+    the multiclass losses (g = p - e_y or e_r - e_y: ||g||^2 <= 2).  ALGORITHMS.md §3.15 lists
+    only 1 (hinge/logistic) and, for unbounded losses, the running max of ||gbar||: spec error
+    (a mean is smaller than the largest example's derivative; on casp it made CDSG overshoot).
+
+    Parameters
+    ----------
+    loss : str
+        A loss name of §2 (or ``"novelty"``).
+    multiclass : bool
+        The multiclass form of the loss (softmax, Crammer-Singer hinge, margin logistic).
+    huber_delta, quantile : float
+        Parameters of the Huber and quantile losses.
+
+    Returns
+    -------
+    float or None
+        The bound, or None for squared and squared-hinge, whose derivative grows with the score
+        (CDSG then uses the running max of the examples' ||l'||).
+    """
+    if loss == "novelty":
+        return 1.0
+    name = canonical_loss(loss)
+    if multiclass:
+        return sqrt(2.0)
+    if name in UNBOUNDED_LOSSES:
+        return None
+    if name == "huber":
+        return float(huber_delta)
+    if name == "quantile":
+        return float(max(quantile, 1.0 - quantile))
+    return 1.0
+
+
 # ridge of the block preconditioner beyond nu (DSG Matlab: covx + (reg_param + 1e-7) eye)
 PRECOND_RIDGE = 1e-7
 cdef double RIDGE = PRECOND_RIDGE
@@ -101,7 +144,11 @@ cdef Py_ssize_t RUN_ELEMS = 2048
 
 
 cdef double cdsg_root(double a, double b, double c, double v, double gam) noexcept nogil:
-    """Largest s >= 0 with 2(a + v)s^2 - 4bs + (c - gam^2 a) <= 0 (Li & Poczos eq. (9), §3.15)."""
+    """Largest s >= 0 with 2(a + v)s^2 - 4bs + (c - gam^2 a) <= 0 (Li & Poczos eq. (9), §3.15).
+
+    v = M^2 sigma^2 / B^2 as eq. (9) prints it; the paper's own text before it ("the variance of
+    (1/B) sum_i Phi is (1/B) Var") would give / B.  Kept as printed: with / B (sigma_var = sqrt(B)
+    here) CDSG at B = 64 reuses 0 of 683 (casp) and 3 of 781 (ijcnn1) iterations, i.e. is DSG."""
     cdef double av = a + v, delta, s
     if av == 0.0:
         return 0.0
@@ -179,6 +226,7 @@ cdef class DSGCore(LearnerCore):
     cdef readonly double sigma_var                 # CDSG sigma
     cdef public TaskLoss loss                      # None with novelty
     cdef bint unbounded
+    cdef double m_loss                             # derivative_bound of the loss (0: unbounded)
     cdef RandomStream choice
     cdef public long long par_threshold
     # model: blocks 0..m-1 (block j has key j + 1); true A = scale * A_, true beta = scale * beta_
@@ -246,7 +294,13 @@ cdef class DSGCore(LearnerCore):
         self.new_iters, self.reuse_iters = new_iters, reuse_iters
         self.lipschitz_m, self.sigma_var = lipschitz_m, sigma_var
         self.loss = loss
-        self.unbounded = (not novelty) and loss.spec["name"] in UNBOUNDED_LOSSES
+        if novelty:
+            bound = derivative_bound("novelty")
+        else:
+            sp_ = loss.spec
+            bound = derivative_bound(sp_["name"], sp_["multiclass"], sp_["huber_delta"], sp_["quantile"])
+        self.unbounded = bound is None
+        self.m_loss = 0.0 if bound is None else bound
         self.choice = RandomStream(int(seed), CHOICE)
         self.par_threshold = PAR_THRESHOLD
         self.m = 0
@@ -643,8 +697,9 @@ cdef class DSGCore(LearnerCore):
             if self.lipschitz_m > 0.0:
                 M = self.lipschitz_m
             elif self.unbounded:
-                # the paper's M bounds every example's |l'| (Li & Poczos Assumption 2.3), so the
-                # running max is over the examples' ||g_b||, not over the batch mean ||gbar||
+                # the paper's M bounds every example's |l'| (Li & Poczos Assumption 2.3, eq. (7)),
+                # so the running max is over the examples' ||g_b||, not over the batch mean ||gbar||
+                # (ALGORITHMS.md §3.15: spec error)
                 for b in range(B):
                     bk = 0.0
                     for c in range(C):
@@ -653,7 +708,7 @@ cdef class DSGCore(LearnerCore):
                         self.m_run = sqrt(bk)
                 M = self.m_run
             else:
-                M = 1.0
+                M = self.m_loss
             if self.m > 0:
                 v = M * self.sigma_var / B
                 v = v * v
@@ -1185,10 +1240,13 @@ class CDSG(DSG):
     Parameters
     ----------
     lipschitz_m : float or None
-        M, the bound on every example's ||l'|| in the CDSG check.  None (default): 1, or for the
-        unbounded losses squared and squared-hinge the running max over the examples seen of
-        ||l'(f_b, y_b)|| (Li & Poczos' Assumption 2.3; §3.15 writes the running max of the batch
-        mean ||gbar||, which underestimates the bound and lets CDSG overshoot on casp).
+        M, the bound on every example's ||l'|| in the CDSG check (Li & Poczos' Assumption 2.3).
+        None (default): ``derivative_bound`` of the loss (1 for hinge and logistic, huber_delta,
+        max(tau, 1 - tau) for quantile, sqrt(2) multiclass), or for the unbounded losses squared
+        and squared-hinge the running max over the examples seen of ||l'(f_b, y_b)||.
+        ALGORITHMS.md §3.15 writes the running max of the batch mean ||gbar||: spec error (it
+        underestimates the bound; on casp CDSG's held-out objective is 0.0336 with it, 0.0294 with
+        the per-example max; BENCHMARKS.md).
     sigma_var : float
         The feature-noise scale sigma of the CDSG check, sqrt(E_w Var_y[phi_w(y) phi_w(x) - k(y, x)]).
         Default 1 (no reference value exists); 1e12 makes every check fail, which is DSG.
