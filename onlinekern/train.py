@@ -129,6 +129,9 @@ def build_parser(cls=None, fixed=None, name=None):
     g.add_argument("--model", metavar="OUT", help="save the model of the last run (with the scalers)")
     g.add_argument("--json", metavar="OUT", help="write every result as JSON (atomically)")
     g.add_argument("-q", "--quiet", action="store_true", help="print only the final line")
+    g.add_argument("--tune", action="store_true",
+                   help="the papers' protocol: grid search (gamma, eta, lambda as the learner has them) "
+                        "on a random 10%% subset, then the runs with the chosen values")
     g.add_argument("--progress", choices=("auto", "bar", "lines", "off"), default="auto",
                    help="progress display on stderr: a bar on a terminal, else lines at the "
                         "doubling checkpoints (default: auto)")
@@ -306,7 +309,11 @@ def _main(argv):
         print(f"  runs    {runs} ({order}), seed {seed}" + (f", {seeds}" if has_seed else ""), file=out)
         out.flush()
 
-    # 5. the runs
+    # 5. the papers' protocol: tune on a random subset, then run with the chosen point
+    if ns.tune:
+        params = _tune(name, params, X, y, seed, quiet, out)
+
+    # 6. the runs
     results = []
     learner_r = None
     cps = default_checkpoints(n)
@@ -354,7 +361,7 @@ def _main(argv):
                 line += f", test {cli.error_text(task, [_metric(entry['test'], task)])}"
             print(line, file=out, flush=True)
 
-    # 6. summary, files, final line
+    # 7. summary, files, final line
     key = "rmse" if task == "regression" else "mistake_rate"
     errors = [e[key] for e in results]
     _warn_trivial(task, errors, [e["trivial"] for e in results], name)
@@ -410,7 +417,7 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
     """``--stream``: one pass in file order over FILE read in chunks (run_online_stream)."""
     for bad, why in ((ns.runs != 1, "--runs"), (ns.shuffle, "--shuffle"),
                      (ns.scale, "--scale"), (ns.scale_target, "--scale-target"),
-                     (ns.test is not None, "--test")):
+                     (ns.test is not None, "--test"), (ns.tune, "--tune")):
         if bad:
             raise UsageError(f"{why} cannot be used with --stream (streaming is one pass in file "
                              "order; scaling needs the min/max of the whole file; predict a "
@@ -505,6 +512,22 @@ def _main_stream(ns, argv, name, cls, params, learner, kind, seed, has_seed, out
     print(cli.summary_line(task, [res.error], [res.seconds], [res.model_size], cls.size_name)
           + f", {res.n_examples} examples", file=out, flush=True)
     return cli.EXIT_OK
+
+
+def _tune(name, params, X, y, seed, quiet, out):
+    """Grid search on a random 10 % subset (onlinekern.tune); the parameters with the chosen point."""
+    from onlinekern.experiments.tuning import tune
+    fixed = {k: v for k, v in params.items() if k != "seed"}
+    try:
+        res = tune(name, X, y, params=fixed, subset=0.1, seed=seed, n_jobs=1)
+    except ValueError as exc:
+        raise DataError(f"--tune: {exc}") from None
+    if not quiet:
+        point = ", ".join(f"{k}={cli.format_value(v)}" for k, v in res.best_point.items())
+        print(f"  tuned   {point}  (grid of {len(res.table)} points on {res.n_subset} random rows, "
+              f"subset error {cli.error_text('regression' if res.metric == 'rmse' else 'binary', [res.best_error])})",
+              file=out, flush=True)
+    return {**params, **res.best_point}
 
 
 def _format_chosen(chosen):

@@ -27,7 +27,8 @@ grid point), resolved_params (every learner parameter), data (name), data_files 
 of each file as given), data_sha256 (of the files' bytes in order), n_rows, n_features,
 preprocess (scaling, tuning subset), seed, run, order, learner_seed, status ("ok"/"failed"),
 error (the message of a failed cell), task, n_examples, n_mistakes, mistake_rate or rmse,
-seconds (learning time of the pass), model_size, size_name, gamma_ (the width used), curve
+seconds (learning time of the pass), model_size, size_name, gamma_ (the width used), chosen
+(what the adaptive defaults chose: ``OnlineLearner.chosen_params``), curve
 (mistake rate or RMSE, model size and seconds at the checkpoints; omitted for tuning passes),
 version, machine (hostname, cpu, cores, platform, python), pid and finished_at.  Re-running the
 same command skips the cells already in the file (``retry_failed`` re-runs failed ones).
@@ -169,6 +170,7 @@ def run_cell(spec, kind, shape, a, b, c, y):
         out["size_name"] = type(learner).size_name
         gamma = getattr(learner, "gamma_", None)
         out["gamma_"] = float(gamma) if gamma is not None else None
+        out["chosen"] = learner.chosen_params()
         err = res.error
         if not _finite(err):
             what = "RMSE" if res.task == "regression" else "mistake rate"
