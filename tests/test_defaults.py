@@ -8,7 +8,7 @@ import onlinekern as ok
 from onlinekern.preprocessing import FeatureScaler
 from onlinekern.protocol import trivial_error
 from onlinekern.seeding import permutation
-from onlinekern.selection import PREFIX, leaders, losses
+from onlinekern.selection import STAGES, leaders, losses, survivors
 
 
 def _regression(n=600, d=4, seed=0):
@@ -78,19 +78,22 @@ def test_leaders_follow_the_past_only():
     surrogate = np.array([[1, 1, 0, 0, 0], [0.5, 0.5, 1, 1, 1], [0.2, 0.2, 1, 1, 0]], dtype=float)
     lead = leaders(mistakes, surrogate)
     assert lead.tolist() == [0, 2, 2, 2, 0, 0]
+    lead = leaders(mistakes, surrogate, m0=np.array([5.0, 0.0, 0.0]))
+    assert lead.tolist() == [1, 2, 2, 2, 2, 2]          # earlier stages count
+    assert survivors([3, 5, 6], mistakes, surrogate) == [3, 6]   # this stage alone ranks
     m, s = losses(np.array([[0.5], [-2.0], [0.0]]), np.array([1.0, 1.0, -1.0]), "binary")
     assert m.tolist() == [0.0, 1.0, 1.0] and s.tolist() == [0.5, 3.0, 1.0]
 
 
 def test_width_choice_is_online_and_consistent():
     """The mistakes reported for a pass with gamma='auto' are those of the returned scores (the
-    follow-the-leader candidate's during the first PREFIX examples, the chosen one's after)."""
+    follow-the-leader candidate's while several run, the chosen one's after)."""
     X, y = _binary()
     learner = ok.make_learner("fogd-hinge", n_components=50)
     res = ok.run_online(learner, X, y, seed=0, keep_scores=True)
     yy = np.where(y[res.order] > 0, 1.0, -1.0)
     assert res.n_mistakes == int(np.sum(yy * res.scores <= 0))
-    assert learner.width_choice_["prefix"] == PREFIX
+    assert learner.width_choice_["decided_at"] in STAGES
     assert res.curve["n_seen"][-1] == len(y)
     assert np.all(np.diff(res.curve["mistake_rate"] * res.curve["n_seen"]) >= -1e-9)
 

@@ -494,9 +494,9 @@ class BOGD(_BOGD):
     budget : int
         Maximum number of SVs B (100, KOL).
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float
         Step size (0.2, LSOKL Matlab).
@@ -539,9 +539,9 @@ class BOGDPlusPlus(_BOGD):
     budget : int
         Maximum number of SVs B (100, KOL).
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float
         Step size (0.2, LSOKL Matlab).

@@ -163,9 +163,9 @@ class BPAs(KernelLearner):
     Parameters
     ----------
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     budget : int
         Maximum number of support vectors B (100, KOL).

@@ -934,9 +934,9 @@ class BSGDRemoval(_BSGD):
     budget : int
         Maximum number of SVs B (50, BudgetedSVM ``-B``).
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): the papers' 1e-4
@@ -984,9 +984,9 @@ class BSGDMerge(_BSGD):
     budget : int
         Maximum number of SVs B (50, BudgetedSVM ``-B``).
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): the papers' 1e-4

@@ -85,9 +85,9 @@ class FOGD(FeatureLearner):
     n_components : int
         Number of frequencies D (2D weights) (400).
     gamma : float, 'auto', 'median' or None
-        Kernel width; 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width; 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float
         Step size in the scaled-feature convention (0.4; LSOKL's eta_ref corresponds to D*eta_ref).

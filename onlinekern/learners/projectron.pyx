@@ -303,9 +303,9 @@ class Projectron(KernelLearner):
     Parameters
     ----------
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, the authors' DOGMA library); 0 projects only
@@ -381,9 +381,9 @@ class ProjectronPP(Projectron):
     Parameters
     ----------
     gamma : float, 'auto', 'median' or None
-        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, DOGMA).

@@ -594,9 +594,9 @@ class ShrinkingGradient(KernelLearner):
         coordinates (the paper's Section 6 experiment), whose kernel is the linear kernel
         E_w[psi(x; w) psi(x'; w)] = x^T x' (gamma unused).
     gamma : float, 'auto', 'median' or None
-        Kernel width of the Fourier feature; 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width of the Fourier feature; 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     task : {'regression', 'classification'}
         Regression (default, the paper's setting) or classification (binary/multiclass, ext).
