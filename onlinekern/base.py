@@ -176,8 +176,8 @@ class OnlineLearner:
         defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
         for name, value in self.get_params().items():
             check = PARAM_CHECKS.get(name)
-            if value is None and defaults.get(name, 0) is None:
-                continue                 # None is this learner's own default ("none"/"automatic")
+            if value is None and (defaults.get(name, 0) is None or self.paper_defaults.get(name, 0) is None):
+                continue                 # None is this learner's or its papers' default ("none"/a rule)
             if is_auto(value) and name in self.paper_defaults:
                 continue                 # resolved on the first data (resolve_params)
             if check is not None:

@@ -65,7 +65,8 @@ def width_candidates(X, seed=0, scale=1.0):
     On the median heuristic's sample of X: with every feature divided by its range
     (:func:`feature_scale`), the widths ``m * median_gamma`` for m in :data:`WIDTH_MULTIPLIERS`; and
     when the features' ranges differ by more than a factor 2 (so the rescaling changes the kernel),
-    the same multiples of the median width of the unscaled features.  The median heuristic
+    the same multiples of the median width of the unscaled features; from a single row (nothing to
+    measure), LIBSVM's 1/d on the raw features alone.  The median heuristic
     (Schoelkopf & Smola 2002; Garreau, Jitkrittum & Kanagawa, "Large sample analysis of the median
     heuristic", 2017) gives the scale of the data, not of the classes: the right width was 2 to 60
     times it on the data sets measured (BENCHMARKS.md "Defaults"), hence a few multiples and an
@@ -83,9 +84,11 @@ def width_candidates(X, seed=0, scale=1.0):
     -------
     list of (ndarray (d,) or None, float)
     """
-    s = feature_scale(X, seed)
     S = _sample(X, seed)
     d = X.shape[1]
+    if S.shape[0] < 2:       # one row (river's learn_one, a first partial_fit of one row): no
+        return [(None, 1.0 / d)]        # distances, no ranges -- LIBSVM's 1/d on the raw features
+    s = feature_scale(X, seed)
     g_scaled = _median_of_sample(S * s, d, scale)
     out = [(s, g_scaled * m) for m in WIDTH_MULTIPLIERS]
     span = 1.0 / s[s != 1.0] if np.any(s != 1.0) else np.ones(1)

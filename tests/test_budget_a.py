@@ -59,7 +59,8 @@ def gram(S, g):
 
 
 def task_params(task):
-    return {"task": "regression"} if task == "regression" else {}
+    """The task, and the papers' preset: the oracles implement the spec's rules on raw targets."""
+    return {"task": "regression", "preset": "paper"} if task == "regression" else {}
 
 
 TASKS = ["binary", "multiclass", "regression"]

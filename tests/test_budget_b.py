@@ -67,7 +67,7 @@ def check_model(learner, SV, alpha, g):
 
 
 def bsgd_params(task, **kw):
-    p = dict(kw)
+    p = dict(kw, preset="paper")          # the oracles implement the spec's rules on raw targets
     if task == "regression":
         p["task"] = "regression"
     return p
@@ -291,7 +291,8 @@ def test_bogd_vs_oracle(sampling, task, loss, sparse):
     rs, SV, alpha = rb.ref_bogd(X, ye, task, g, B, eta, lam, cb, sampling, loss, epsilon=0.15,
                                 n_classes=3, seed=seed, log=log)
     assert len(log) > 50
-    params = dict(budget=B, gamma=g, eta=eta, lam=lam, coef_bound=cb, loss=loss, epsilon=0.15, seed=seed)
+    params = dict(budget=B, gamma=g, eta=eta, lam=lam, coef_bound=cb, loss=loss, epsilon=0.15, seed=seed,
+                  preset="paper")
     Xin = sp.csr_matrix(X) if sparse else X
     res, scores = online(BOGD[sampling](**params), Xin, y)
     check_online(res, scores, rs, ye, task)
@@ -308,7 +309,7 @@ def test_bogdpp_clamping_path_vs_oracle():
                                 seed=2, log=log)
     assert any(np.any(e["p"] == 0) for e in log)           # clamping happened
     res, scores = online(ok.BOGDPlusPlus(budget=6, gamma=0.5, eta=1.5, lam=0.0, coef_bound=50.0,
-                                         loss="squared", seed=2), X, y)
+                                         loss="squared", seed=2, preset="paper"), X, y)
     check_online(res, scores, rs, y, "regression")
 
 
@@ -519,7 +520,8 @@ def test_registry_and_defaults():
     assert isinstance(ok.make_learner("bogdpp-eps"), ok.BOGDPlusPlus)
     assert ok.make_learner("bogd-eps").loss == "epsilon-insensitive"
     p = ok.BSGDMerge().get_params()
-    assert (p["budget"], p["lam"], p["merge_tol"]) == (50, 1e-4, 1e-4)
+    assert (p["budget"], p["lam"], p["merge_tol"], p["preset"]) == (50, "auto", 1e-4, "auto")
+    assert ok.BSGDMerge.paper_defaults["lam"] == 1e-4
     assert "merge_tol" not in ok.BSGDRemoval().get_params()
     p = ok.BOGD().get_params()
     assert (p["budget"], p["eta"], p["lam"], p["coef_bound"], p["loss"]) == (100, 0.2, 1e-3, 10.0, "hinge")

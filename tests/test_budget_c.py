@@ -93,7 +93,7 @@ NOGD_CASES = ([("binary", l) for l in ("hinge", "logistic", "squared-hinge")]
 
 def nogd_params(task, loss, B, rank, **kw):
     p = dict(budget=B, rank=rank, gamma=0.3, eta=0.4, eta_linear=0.25, loss=loss, epsilon=0.15,
-             huber_delta=0.6, quantile=0.3)
+             huber_delta=0.6, quantile=0.3, preset="paper")   # the oracles: the spec's rules, raw targets
     p.update(kw)
     return p
 
@@ -237,7 +237,8 @@ DUAL_CASES = ([("binary", l) for l in ("hinge", "logistic")] + [("multiclass", l
 
 
 def dual_params(loss, **kw):
-    p = dict(budget=20, k_merge=6, n_components=24, gamma=0.3, lam=0.02, loss=loss, epsilon=0.15, seed=3)
+    p = dict(budget=20, k_merge=6, n_components=24, gamma=0.3, lam=0.02, loss=loss, epsilon=0.15, seed=3,
+             preset="paper")
     p.update(kw)
     return p
 
@@ -376,7 +377,8 @@ def test_registry_names():
     assert ok.make_learner("dualsgd-eps").get_params()["loss"] == "epsilon-insensitive"
     assert names["dualsgd"]["loss"] == "logistic"
     defaults = ok.DualSGD().get_params()
-    assert (defaults["budget"], defaults["k_merge"], defaults["n_components"], defaults["lam"]) == (100, 20, 200, None)
+    assert (defaults["budget"], defaults["k_merge"], defaults["n_components"], defaults["lam"]) == (100, 20, 200, "auto")
+    assert ok.DualSGD.paper_defaults["lam"] is None                # the papers' 2/T
     defaults = ok.NOGD().get_params()
     assert (defaults["budget"], defaults["rank"], defaults["eta"], defaults["eta_linear"]) == (100, None, 0.2, 0.2)
 

@@ -98,8 +98,12 @@ def test_runs_json(tmp_path, capsys):
     res = json.loads(out1.read_text())
     assert res["algorithm"] == "fogd-hinge" and res["task"] == "binary"
     assert res["n_examples"] == 3000 and res["n_features"] == 6
-    assert res["params"]["n_components"] == 400 and res["params"]["gamma_"] == pytest.approx(1 / 6)
     runs = res["runs"]
+    assert res["params"]["n_components"] == 400 and res["params"]["preset"] == "auto"
+    assert res["params"]["gamma_"] == runs[0]["chosen"]["gamma"] == runs[0]["gamma_"]
+    code, out, err = run(capsys, "-a", "fogd-hinge", CLS_DATA, "--preset", "paper", "--json", out2)
+    assert code == 0, err
+    assert json.loads(out2.read_text())["params"]["gamma_"] == pytest.approx(1 / 6)   # the papers' 1/d
     assert [r["seed"] for r in runs] == [0, 1, 2]
     rates = [r["mistake_rate"] for r in runs]
     for r in runs:

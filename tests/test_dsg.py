@@ -19,7 +19,7 @@ from test_learners import encode, make_data, make_X
 
 RTOL, ATOL = 1e-10, 1e-12
 G = 0.3                       # kernel width of the synthetic tests
-SMALL = dict(batch_size=5, block_size=4, gamma=G)
+SMALL = dict(batch_size=5, block_size=4, gamma=G, preset="paper")   # the oracles: raw targets
 
 ALL = {                       # task -> losses of §2 (multiclass: softmax and C&S hinge)
     "binary": ["hinge", "logistic", "squared-hinge"],
@@ -120,7 +120,8 @@ def test_precondition_vs_oracle():
     X, y = make_data("regression", T=200, seed=5)
     for variant in ("dsg", "udsg"):
         cls, extra, okw = VARIANTS[variant]
-        p = dict(batch_size=10, block_size=3, gamma=G, loss="squared", precondition=True)
+        p = dict(batch_size=10, block_size=3, gamma=G, loss="squared", precondition=True,
+                 preset="paper")
         res, s = online(cls(**p, **extra), X, y)
         rs = rd.ref_dsg(X, y, "regression", g=G, B=10, F=3, loss="squared", variant=variant,
                         precondition=True, **okw)
@@ -129,11 +130,11 @@ def test_precondition_vs_oracle():
         assert not np.allclose(plain, s)
 
 
-def test_default_gamma_is_median():
+def test_paper_gamma_is_median():
     X, y = make_data("binary", T=150, seed=6)
-    learner = ok.DSG(batch_size=5, block_size=4, median_scale=0.5, seed=3).fit(X, y)
+    learner = ok.DSG(batch_size=5, block_size=4, median_scale=0.5, seed=3, preset="paper").fit(X, y)
     assert learner.gamma_ == median_gamma(X, 3, 0.5)
-    assert ok.DSG().get_params()["gamma"] == "median"
+    assert ok.DSG().get_params()["gamma"] == "auto" and ok.DSG.paper_defaults["gamma"] == "median"
 
 
 def test_defaults_from_the_spec():
@@ -526,7 +527,8 @@ def test_registry_names_and_params():
     for fam in ("dsg", "udsg", "cdsg"):
         for suffix in ("", "-hinge", "-logit", "-sqhinge", "-l2", "-l1", "-eps", "-huber", "-quantile", "-softmax"):
             assert fam + suffix in names
-    learner = ok.make_learner("udsg-l2", new_iters=2, reuse_iters=1, batch_size=5, block_size=4, gamma=G)
+    learner = ok.make_learner("udsg-l2", new_iters=2, reuse_iters=1, batch_size=5, block_size=4, gamma=G,
+                              preset="paper")
     assert isinstance(learner, ok.UDSG) and learner.loss == "squared"
     X, y = make_data("regression", T=60, seed=22)
     np.testing.assert_array_equal(online(learner, X, y)[1],

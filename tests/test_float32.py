@@ -122,13 +122,14 @@ def test_fogd_float32_vs_oracle(task, loss):
     rs, w, _, _ = ref.ref_fogd(X, ye, task, g, D, eta=0.5, loss_name=loss, n_classes=3, seed=seed,
                                precision="float32")
     res, scores = online(ok.FOGD(n_components=D, gamma=g, eta=0.5, loss=loss, seed=seed,
-                                 precision="float32"), X, y)
+                                 precision="float32", preset="paper"), X, y)     # raw targets
     # the oracle's cos/sin are float64 libm of the float32 argument, within 1.2e-7 of the kernel's
     np.testing.assert_allclose(scores, rs, rtol=1e-5, atol=1e-6)
     if task != "regression":
-        r64, _ = online(ok.FOGD(n_components=D, gamma=g, eta=0.5, loss=loss, seed=seed), X, y)
+        r64, _ = online(ok.FOGD(n_components=D, gamma=g, eta=0.5, loss=loss, seed=seed, preset="paper"), X, y)
         assert abs(res.n_mistakes - r64.n_mistakes) <= 2
-    learner = ok.FOGD(n_components=D, gamma=g, eta=0.5, loss=loss, seed=seed, precision="float32").fit(X, y)
+    learner = ok.FOGD(n_components=D, gamma=g, eta=0.5, loss=loss, seed=seed, precision="float32",
+                      preset="paper").fit(X, y)
     np.testing.assert_allclose(learner.coef_, w, rtol=1e-5, atol=1e-6)
 
 

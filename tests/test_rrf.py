@@ -64,7 +64,7 @@ def test_rrf_vs_oracle(task, loss, lam, init, sparse):
     assert np.max(np.abs(rho - rho0)) > 1e-2      # the log-bandwidths really moved
     assert clips == 0
     p = dict(n_components=D, gamma=g0, eta=eta, eta_gamma=eg, lam=lam, init=init, loss=loss,
-             epsilon=0.15, seed=seed)
+             epsilon=0.15, seed=seed, preset="paper")     # the oracle: the spec's rule, raw targets
     Xin = sp.csr_matrix(X) if sparse else X
     res, scores = online(ok.RRF(**p), Xin, y)
     check_online(res, scores, rs, ye, task)
@@ -84,19 +84,21 @@ def test_rrf_vs_oracle(task, loss, lam, init, sparse):
                                rtol=1e-12, atol=1e-13)
 
 
-def test_rrf_defaults_vs_oracle():
-    """Spec defaults: D = 100, eta = 0.3, eta_gamma = 1e-4, lam = 0, g0 = 0.5 (rho = 0), w0 = 0,
-    hinge; and the same with init='reference' (0.01 sqrt(D) randn from stream INIT)."""
+def test_rrf_paper_defaults_vs_oracle():
+    """The paper preset is the spec's defaults: D = 100, eta = 0.3, eta_gamma = 1e-4, lam = 0,
+    g0 = 0.5 (rho = 0), w0 = 0, hinge; and the same with init='reference' (0.01 sqrt(D) randn
+    from stream INIT)."""
     X, y = make_data("binary", seed=2)
     ye = encode(y, "binary")
-    learner = ok.RRF()
-    assert (learner.n_components, learner.gamma, learner.eta, learner.eta_gamma, learner.lam,
-            learner.init, learner.loss) == (100, 0.5, 0.3, 1e-4, 0.0, 0.0, "hinge")
+    learner = ok.RRF(preset="paper")
+    assert (learner.n_components, learner.eta, learner.lam, learner.init, learner.loss) == (100, 0.3, 0.0, 0.0, "hinge")
+    assert (learner.gamma, learner.eta_gamma) == ("auto", "auto")
+    assert ok.RRF.paper_defaults == {"gamma": 0.5, "eta_gamma": 1e-4}
     rs, w, rho, _ = rref.ref_rrf(X, ye, "binary", 0.5, 100)
     res, scores = online(learner, X, y)
     check_online(res, scores, rs, ye, "binary")
     rs, w, rho, _ = rref.ref_rrf(X, ye, "binary", 0.5, 100, init=0.1)
-    res, scores = online(ok.RRF(init="reference"), X, y)
+    res, scores = online(ok.RRF(init="reference", preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
     assert np.any(rho != 0.0)
 
@@ -107,7 +109,7 @@ def test_rrf_real_data_slice_vs_oracle(shared_data):
     X, y = X[:300], y[:300]
     ye = encode(y, "binary")
     rs, w, rho, _ = rref.ref_rrf(X.toarray(), ye, "binary", 0.5, 40, eta=0.5, eta_rho=0.02, seed=3)
-    res, scores = online(ok.RRF(n_components=40, eta=0.5, eta_gamma=0.02, seed=3), X, y)
+    res, scores = online(ok.RRF(n_components=40, eta=0.5, eta_gamma=0.02, seed=3, preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
 
 
@@ -256,7 +258,7 @@ def test_huge_eta_gamma_stays_finite(task, loss):
     """A diverging rho step is clipped to rho_0 +- ln(1e8); scores never become NaN or inf."""
     X, y = make_data(task, T=300, seed=6)
     X = 30.0 * X                                          # large inputs make it worse
-    p = dict(n_components=20, eta=0.1, eta_gamma=1e12, init="reference", loss=loss, seed=1)
+    p = dict(n_components=20, gamma=0.5, eta=0.1, eta_gamma=1e12, init="reference", loss=loss, seed=1)
     res, scores = online(ok.RRF(**p), X, y)
     assert np.all(np.isfinite(scores))
     learner = ok.RRF(**p).fit(X, y)
@@ -360,10 +362,10 @@ def test_seeds():
 
 
 LEARNERS = {
-    "bin": ("binary", lambda: ok.RRF(n_components=20, eta_gamma=0.03, lam=0.01, init=0.2, seed=1)),
-    "mc": ("multiclass", lambda: ok.RRF(n_components=20, eta_gamma=0.03, loss="logistic")),
-    "reg": ("regression", lambda: ok.RRF(n_components=20, eta_gamma=0.03, loss="absolute", init=0.1)),
-    "clip": ("binary", lambda: ok.RRF(n_components=20, eta_gamma=1e9, init=0.3)),
+    "bin": ("binary", lambda: ok.RRF(n_components=20, gamma=0.5, eta_gamma=0.03, lam=0.01, init=0.2, seed=1)),
+    "mc": ("multiclass", lambda: ok.RRF(n_components=20, gamma=0.5, eta_gamma=0.03, loss="logistic")),
+    "reg": ("regression", lambda: ok.RRF(n_components=20, gamma=0.5, eta_gamma=0.03, loss="absolute", init=0.1)),
+    "clip": ("binary", lambda: ok.RRF(n_components=20, gamma=0.5, eta_gamma=1e9, init=0.3)),
 }
 
 

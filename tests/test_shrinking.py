@@ -49,7 +49,7 @@ def mistakes(scores, ye, task):
 
 
 def learner(task, **kw):
-    params = dict(eta=0.3, n_samples=16, gamma=0.3, norm_bound=0.05, seed=3, n_threads=1,
+    params = dict(preset="paper", eta=0.3, n_samples=16, gamma=0.3, norm_bound=0.05, seed=3, n_threads=1,
                   task="regression" if task == "regression" else "classification")
     params.update(kw)
     return ok.ShrinkingGradient(**params)
@@ -106,8 +106,8 @@ def test_first_binary_example_is_a_mistake():
 def test_exact_predict_without_shrink_is_kernel_ogd():
     X, y = make_data("regression", seed=5)
     eta, g = 0.2, 0.4
-    sg = ok.ShrinkingGradient(eta=eta, gamma=g, exact_predict=True, norm_bound=1e6, n_threads=1)
-    ogd = ok.KernelOGD(loss="squared", eta=eta, lam=0.0, gamma=g, n_threads=1)
+    sg = ok.ShrinkingGradient(preset="paper", eta=eta, gamma=g, exact_predict=True, norm_bound=1e6, n_threads=1)
+    ogd = ok.KernelOGD(loss="squared", eta=eta, lam=0.0, gamma=g, n_threads=1, preset="paper")
     a = ok.run_online(sg, X, y, keep_scores=True)
     b = ok.run_online(ogd, X, y, keep_scores=True)
     np.testing.assert_allclose(np.asarray(a.scores), np.asarray(b.scores), rtol=RTOL, atol=ATOL)
@@ -146,7 +146,7 @@ def test_linear_kernel_of_coordinate_feature():
 
 def test_shrink_branch_divides_alpha_and_adds_nothing():
     x = np.array([[0.3, -0.2, 0.5]] * 3)
-    L = ok.ShrinkingGradient(eta=1.0, norm_bound=0.5, exact_predict=True, gamma=0.5, n_threads=1)
+    L = ok.ShrinkingGradient(preset="paper", eta=1.0, norm_bound=0.5, exact_predict=True, gamma=0.5, n_threads=1)
     L.partial_fit(x[:1], [10.0])                           # E = 0 < 8: alpha_1 = eta (10 - 0)
     assert L.model_size_ == 1 and L.dual_coef_[0] == 10.0
     res = ok.run_online(L, x[1:2], [10.0], keep_scores=True, reset=False)
@@ -159,7 +159,7 @@ def test_shrink_branch_divides_alpha_and_adds_nothing():
 def test_shrink_branch_with_estimator():
     # one SV and the query equal to it: EST = |alpha| mean(2 cos^2) > 0; tiny B_n forces a shrink
     x = np.array([[0.1, 0.2]] * 2)
-    L = ok.ShrinkingGradient(eta=1.0, norm_bound=1e-3, n_samples=50, gamma=1.0, n_threads=1)
+    L = ok.ShrinkingGradient(preset="paper", eta=1.0, norm_bound=1e-3, n_samples=50, gamma=1.0, n_threads=1)
     L.partial_fit(x, [1.0, 1.0])
     assert L.model_size_ == 1 and L.dual_coef_[0] == 0.25
 
@@ -168,7 +168,7 @@ def test_multiclass_shrinks_per_class():
     # one-vs-rest: at x3 class 2's estimate is large (shrink), classes 0 and 1 add a coefficient
     g, a = 1.0, np.sqrt(-np.log(0.6))                      # k(x1, x3) = k(x2, x3) = 0.6
     X = np.array([[-a, 0.0], [a, 0.0], [0.0, 0.0]])
-    L = ok.ShrinkingGradient(eta=1.0, norm_bound=0.05, exact_predict=True, gamma=g,
+    L = ok.ShrinkingGradient(preset="paper", eta=1.0, norm_bound=0.05, exact_predict=True, gamma=g,
                              task="classification", n_threads=1)
     res = ok.run_online(L, X, [0, 1, 0], keep_scores=True, classes=[0, 1, 2])
     k12 = np.exp(-g * 4 * a * a)
@@ -190,7 +190,7 @@ def test_multiclass_shrinks_per_class():
 def test_scale_trick_equals_explicit_shrink_with_renormalisation():
     # B_n tiny: after the first step every step shrinks (scale 4^-199 < 1e-100: renormalised once)
     X, y = make_data("regression", T=200, seed=9)
-    L = ok.ShrinkingGradient(eta=0.5, norm_bound=1e-300, exact_predict=True, gamma=0.3, n_threads=1)
+    L = ok.ShrinkingGradient(preset="paper", eta=0.5, norm_bound=1e-300, exact_predict=True, gamma=0.3, n_threads=1)
     res = ok.run_online(L, X, y, keep_scores=True)
     assert L.model_size_ == 1
     assert L.dual_coef_[0] == pytest.approx(0.5 * y[0] * 0.25 ** 199, rel=1e-12)
@@ -199,7 +199,7 @@ def test_scale_trick_equals_explicit_shrink_with_renormalisation():
     want = 0.5 * y[0] * 0.25 ** np.arange(0, 199) * np.exp(-0.3 * np.sum((X[1:] - X[0]) ** 2, 1))
     np.testing.assert_allclose(s[1:], want, rtol=1e-12)
     # EST after renormalisation: oracle agreement (same renormalisation, same tree rebuild)
-    L2 = ok.ShrinkingGradient(eta=0.5, norm_bound=1e-300, n_samples=8, gamma=0.3, n_threads=1)
+    L2 = ok.ShrinkingGradient(preset="paper", eta=0.5, norm_bound=1e-300, n_samples=8, gamma=0.3, n_threads=1)
     a = ok.run_online(L2, X, y, keep_scores=True)
     want2, model = ref.ref_shrinking(X, y, "regression", 0.3, 0.5, 1e-300, 8, 0)
     np.testing.assert_allclose(np.asarray(a.scores).ravel(), want2[:, 0], rtol=RTOL, atol=1e-300)
@@ -353,7 +353,7 @@ def test_threads_bit_identical():
     y = np.tanh(X[:, 0] * 10)
     out = []
     for nt in (1, 2):
-        L = ok.ShrinkingGradient(eta=0.2, n_samples=200, norm_bound=0.5, seed=4, n_threads=nt)
+        L = ok.ShrinkingGradient(preset="paper", eta=0.2, n_samples=200, norm_bound=0.5, seed=4, n_threads=nt)
         res = ok.run_online(L, X, y, keep_scores=True)
         out.append((np.asarray(res.scores), L.dual_coef_, L.decision_function(X[:10])))
     for a, b in zip(*out):
@@ -382,7 +382,7 @@ def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
     eta, m = 0.5, 8
     f, fx, ft, ft_m, info = se.shrinking(X, y, Xt, m, eta, schedule, 1e9, "coordinate", 2, 0.5, 4000)
     assert info["shrinks"] == 0
-    L = ok.ShrinkingGradient(eta=eta, n_samples=m, norm_bound=1e9, feature="coordinate", seed=2, n_threads=1)
+    L = ok.ShrinkingGradient(preset="paper", eta=eta, n_samples=m, norm_bound=1e9, feature="coordinate", seed=2, n_threads=1)
     if schedule == "const":          # one pass in one call: the same draws and scores
         np.testing.assert_array_equal(np.asarray(ok.run_online(L, X, y, keep_scores=True).scores).ravel(), f)
     steps = np.array([se.step_size(eta, schedule, t + 1) for t in range(len(y))])

@@ -166,7 +166,8 @@ def dsg_coord(X, y, Xt, k, eta, schedule, rng, nu=1e-5):
 # ---- Fourier features: onlinekern's FOGD and DSG, or the minimal DSG -----------------------------
 
 def fixed_random_fourier(X, y, Xt, r, eta, schedule, seed, gamma):
-    L = ok.make_learner("fogd-l2", n_components=r, gamma=gamma, eta=eta, seed=seed, n_threads=1)
+    L = ok.make_learner("fogd-l2", n_components=r, gamma=gamma, eta=eta, seed=seed, n_threads=1,
+                        preset="paper")
     res = ok.run_online(L, X, y, keep_scores=True)
     return np.asarray(res.scores).ravel(), L.decision_function(Xt)
 
@@ -183,7 +184,7 @@ def dsg_fourier(X, y, Xt, k, eta, schedule, seed, gamma):
     """onlinekern's DSG, batch size 1, block size k: gamma_i = theta/(i + t0); the schedules map to
     t0 = 1e9 (constant), and t0 = 0 (eta/t); eta/sqrt(t) is not available there (skipped)."""
     t0 = 1e9 if schedule == "const" else 0.0
-    L = ok.make_learner("dsg-l2", batch_size=1, block_size=k, gamma=gamma, theta=eta * (1 + t0), t0=t0,
+    L = ok.make_learner("dsg-l2", preset="paper", batch_size=1, block_size=k, gamma=gamma, theta=eta * (1 + t0), t0=t0,
                         nu=1e-5, seed=seed, n_threads=1)
     res = ok.run_online(L, X, y, keep_scores=True)
     return np.asarray(res.scores).ravel(), L.decision_function(Xt)
@@ -218,7 +219,7 @@ def shrinking(X, y, Xt, m, eta, schedule, norm_bound, setting, seed, gamma, m_te
     part 3: a test point is estimated to accuracy eps_0 with its own m = O(B^4 T log(1/delta) /
     eps_0^2), independent of the training budget); keys continue the model's post-training
     counter 2^63 + j, so the two test columns use disjoint draws."""
-    L = ok.ShrinkingGradient(eta=eta, n_samples=m, norm_bound=norm_bound, feature=setting, gamma=gamma,
+    L = ok.ShrinkingGradient(preset="paper", eta=eta, n_samples=m, norm_bound=norm_bound, feature=setting, gamma=gamma,
                              seed=seed, n_threads=1)
     T = len(y)
     f = np.zeros(T)            # E_t, the estimate the algorithm predicts with and learns from
@@ -253,7 +254,7 @@ def run_method(method, data, bud, eta, schedule, seed, args, with_test=True):
     extra = {}
     fx = None
     if method == EXACT:
-        L = ok.ShrinkingGradient(eta=eta, exact_predict=True, norm_bound=1e300, feature=args.setting,
+        L = ok.ShrinkingGradient(preset="paper", eta=eta, exact_predict=True, norm_bound=1e300, feature=args.setting,
                                  gamma=args.gamma, n_threads=1)
         f = np.asarray(ok.run_online(L, X, y, keep_scores=True).scores).ravel()
         ft = L.decision_function(Xt)

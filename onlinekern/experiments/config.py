@@ -13,6 +13,7 @@ A name without a path is one of the files shipped in ``onlinekern/experiments/pa
     runs = 10                 # runs per setting
     out = "ijcai17-table1.jsonl"   # results file (relative to the working directory)
     file_order = false
+    preset = "paper"          # optional: every algorithm's preset ("paper": the papers' settings)
 
     [tuning]                  # optional: the papers' protocol (omit: every grid point is run)
     subset = "auto"           # fraction of the rows, or "auto" (1 % above 500,000 rows, else 10 %)
@@ -58,6 +59,7 @@ from onlinekern.experiments.runner import Session, make_cell
 from onlinekern.experiments.specs import (ROWS, applicable_grid, canonical_name, check_grid_names,
                                           normalise_params, params_for)
 from onlinekern.experiments.sweep import run_sweep
+from onlinekern.base import PRESETS
 from onlinekern.io.atomic import atomic_write
 from onlinekern.registry import resolve
 from onlinekern.seeding import check_seed
@@ -67,7 +69,7 @@ __all__ = ["Experiment", "ExperimentError", "available_experiments", "experiment
 
 PAPERS = Path(__file__).resolve().parent / "papers"
 _SECTIONS = {"experiment", "tuning", "data", "algorithms", "grid", "paper", "output"}
-_EXPERIMENT_KEYS = {"title", "seed", "runs", "out", "file_order"}
+_EXPERIMENT_KEYS = {"title", "seed", "runs", "out", "file_order", "preset"}
 _TUNING_KEYS = {"subset", "runs", "narrow"}
 _DATA_KEYS = {"files", "scale", "scale_target", "rows", "vars"}
 _OUTPUT_KINDS = {"table": {"kind", "format", "file", "phase", "time"},
@@ -237,6 +239,13 @@ def load_experiment(name):
         algorithms[canon] = {"params": params, "data": only}
     if not algorithms:
         fail("algorithms", "no algorithm: add an [algorithms.NAME] table")
+    preset = ex.get("preset")
+    if preset is not None:       # every algorithm's preset unless its own table sets one
+        if preset not in PRESETS:
+            fail("experiment.preset", f"expected one of {', '.join(map(repr, PRESETS))}, got {preset!r}")
+        for canon, a in algorithms.items():
+            if "preset" in resolve(canon)[0]._get_param_names():
+                a["params"].setdefault("preset", preset)
     grid = None
     if "grid" in doc:
         raw = doc["grid"]

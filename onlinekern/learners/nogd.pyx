@@ -378,9 +378,9 @@ class NOGD(KernelLearner):
         default B = 100 and scales with the budget (a fixed k = 20 at B = 1000 keeps 2 % of the
         landmarks' spectrum, and on ijcnn1 the linear phase then predicts one class only).
     gamma : float, 'auto', 'median' or None
-        Kernel width; 'auto' (default): chosen online on the first 1,000
-        examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        Kernel width; 'auto' (default): chosen online on the first few
+        thousand examples among multiples of the median-heuristic width, with and without
+        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float
         Step size of the kernel phase (0.2, LSOKL ``eta_nogd``; KOL 0.5).
@@ -433,16 +433,17 @@ class NOGD(KernelLearner):
         _positive("eta_linear", self.eta_linear)
 
     def _pass_context(self, n_rows):
-        """For a pass that may switch, hold the BLAS pools to ``n_threads``: the switch calls
+        """For a pass that may switch, hold the BLAS pools to one thread: the switch calls
         LAPACK's dsyevr from the compiled loop, and OpenBLAS's own pool (one thread per core)
         stalls on a busy machine -- at B = 1000 with both cores busy the switch took 6.4 s instead
-        of 0.15 s.  The switch needs |S| = B at the start of a step, so a pass of n_rows examples
+        of 0.15 s -- and its eigenvectors differ in the last bits with the pool's size (scores
+        2.2e-16 apart at 1 and 2 threads), so one thread keeps the bits independent of n_threads.  The switch needs |S| = B at the start of a step, so a pass of n_rows examples
         can make it only if |S| + n_rows > B; other passes (most partial_fit calls) pay nothing.
         The library scan is done once (a cached controller: ~13 us per limit, not ~1 ms)."""
         core = self.core_
         if core.switched or core.sv.n + n_rows <= core.B:
             return super()._pass_context(n_rows)
-        return _blas_controller().limit(limits=self._n_threads(), user_api="blas")
+        return _blas_controller().limit(limits=1, user_api="blas")
 
     def _rank(self):
         """The Nystrom rank k in use: ``rank``, or round(0.2 budget) (at least 1) when None."""
