@@ -23,8 +23,6 @@ enforced by tests/test_sklearn_compat.py):
 
 * ``fit`` is one pass in the given order (the papers' online protocol), i.e. ``partial_fit`` on a
   fresh model; more epochs are more ``partial_fit`` calls.  No ``sample_weight``.
-* ``decision_function`` exists for regressors too (the raw score f, equal to ``predict``): the one
-  scoring API of the online protocol and model files (check_regressors_no_decision_function).
 * With default step sizes, one pass over scikit-learn's 200-example regression set stays below
   R^2 = 0.5 for some regressors (check_regressors_train); see the test file for the figures.
 * A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
@@ -359,8 +357,21 @@ class OnlineLearner:
             self.core_.run(rows, self._encode_y(y))
         return self
 
-    def decision_function(self, X):
-        """Scores f(x): shape (n,) for binary and regression, (n, C) for multiclass."""
+    @property
+    def decision_function(self):
+        """Scores f(x) of a classifier: shape (n,) for binary, (n, C) for multiclass.
+
+        A property so that ``hasattr`` is truthful: a regressor (a regression loss or
+        ``task='regression'``) has none, as scikit-learn requires; its ``predict`` is f(x).
+        """
+        task = self.__dict__.get("task_")        # the fitted task, else the one the parameters say
+        if task == "regression" or (task is None and self._estimator_type == "regressor"):
+            raise AttributeError(f"{type(self).__name__} is a regressor: it has no decision_function; "
+                                 "its predict returns the score f(x)")
+        return self._scores
+
+    def _scores(self, X):
+        """f(x) for every task: shape (n,) for binary and regression, (n, C) for multiclass."""
         self._check_fitted()
         rows = RowData(self._validate_X(X, reset=False), self.n_features_in_)
         self.core_.set_threads(self._n_threads())
@@ -369,7 +380,7 @@ class OnlineLearner:
 
     def predict(self, X):
         """Labels (binary: sign(f) with sign(0) = +1; multiclass: argmax) or regression values."""
-        s = self.decision_function(X)
+        s = self._scores(X)
         if self.task_ == "regression":
             return s
         if self.task_ == "binary":
@@ -443,7 +454,7 @@ class OnlineLearner:
 
     def _predict_log_proba(self, X):
         link = self._proba_link()
-        s = self.decision_function(X)
+        s = self._scores(X)
         if link == "sigmoid":
             return np.column_stack([-np.logaddexp(0.0, s), -np.logaddexp(0.0, -s)])
         m = np.max(s, axis=1, keepdims=True)
