@@ -17,14 +17,20 @@ regressor) follows ``loss`` / ``task``; input is validated with scikit-learn's m
 NaN/inf, empty X, "X has N features, but L is expecting M features as input", feature names of
 data frames, column-vector y); ``predict_proba`` / ``predict_log_proba`` exist (``hasattr`` is
 truthful) for the binary logistic loss (sigmoid of f) and the softmax loss (softmax of f), not for
-the multiclass margin-logistic loss, which is no probability model.  Differences that remain, and
-so the expected failures of ``sklearn.utils.estimator_checks.check_estimator`` (the list is
-enforced by tests/test_sklearn_compat.py):
+the multiclass margin-logistic loss, which is no probability model; ``decision_function`` exists
+for classifiers only (a regressor's ``predict`` is its score f).  Differences that remain, and so
+the expected failures of ``sklearn.utils.estimator_checks.check_estimator`` over every registered
+learner (the list, with measured figures, is enforced by tests/test_sklearn_compat.py):
 
 * ``fit`` is one pass in the given order (the papers' online protocol), i.e. ``partial_fit`` on a
   fresh model; more epochs are more ``partial_fit`` calls.  No ``sample_weight``.
 * With default step sizes, one pass over scikit-learn's 200-example regression set stays below
-  R^2 = 0.5 for some regressors (check_regressors_train); see the test file for the figures.
+  R^2 = 0.5 for some regressors (check_regressors_train).
+* The softmax loss is multiclass-only, so the ``*-softmax`` learners fail every check that fits
+  2-class data.
+* ShrinkingGradient's default Monte-Carlo prediction depends on a row's place in the batch
+  (check_methods_sample_order_invariance, check_methods_subset_invariance,
+  check_pipeline_consistency; as a classifier also check_classifiers_classes/_train).
 * A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
   never occur); dense X must match exactly.
 """
