@@ -62,7 +62,7 @@ def test_license_is_bsd3():
     text = (REPO / "LICENSE").read_text()
     assert text.startswith("BSD 3-Clause License\n\nCopyright (c) 2026, the onlinekern developers\n")
     assert "Neither the name of the copyright holder" in text
-    assert pyproject()["project"]["license"] == "BSD-3-Clause"
+    assert pyproject()["project"]["license"] == {"text": "BSD-3-Clause"}
 
 
 def test_citation_cites_every_learners_paper():

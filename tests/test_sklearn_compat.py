@@ -58,8 +58,9 @@ def configurations():
                 out.append((f"{name}[regression]", name, {**params, "task": "regression"}))
         else:
             out.append((name, name, params))
+    sg = [params for cid, name, params in out if name == "sg"][0]
     for task in ("classification", "regression"):
-        out.append((f"sg[{task},exact]", "sg", {**SMALL, **EXTRA["sg"], "task": task, "exact_predict": True}))
+        out.append((f"sg[{task},exact]", "sg", {**sg, "task": task, "exact_predict": True}))
     return out
 
 
