@@ -89,14 +89,20 @@ class BuildExt(build_ext):
     """
 
     def finalize_options(self):
-        # Cython here rather than at setup() time, so that pip's metadata steps skip it; before
-        # build_ext's own finalize_options, which prepares the (now C) extensions.
-        exts = self.distribution.ext_modules
-        exts[:] = sorted(cythonize(exts, compiler_directives=DIRECTIVES, include_path=["onlinekern"],
-                                   nthreads=_cython_threads()), key=_c_size, reverse=True)
         super().finalize_options()
         if self.parallel is None:        # no -j given: one compiler per core
             self.parallel = CORES
+
+    def run(self):
+        # Cython here, when extensions are built, not when pip only asks for the metadata; all
+        # modules at once in CORES processes.  The extensions keep their setuptools attributes:
+        # only their sources change from .pyx to the generated .c.
+        done = {ext.name: ext for ext in cythonize(self.extensions, compiler_directives=DIRECTIVES,
+                                                   include_path=["onlinekern"], nthreads=_cython_threads())}
+        for ext in self.extensions:
+            ext.sources = done[ext.name].sources
+        self.extensions.sort(key=_c_size, reverse=True)
+        super().run()
 
     def build_extensions(self):
         cc = self.compiler
