@@ -7,7 +7,14 @@ Every ``.pyx`` file under ``onlinekern/`` becomes one extension module.  The bui
 * links glibc's vector math library (libmvec) when a probe finds it, so the random-feature
   learners get vectorised sin/cos/exp chosen at run time for the CPU (``include/ok_vmath.h``);
 * never uses ``-march=native`` unless ``ONLINEKERN_NATIVE=1`` is set;
-* turns Cython's bounds/wraparound checks back on with ``ONLINEKERN_DEBUG=1``.
+* turns Cython's bounds/wraparound checks back on with ``ONLINEKERN_DEBUG=1``;
+* builds only the listed ``.pyx`` files with ``ONLINEKERN_ONLY=onlinekern/a.pyx,onlinekern/b.pyx``.
+
+The build runs in parallel on every core: Cython translates the modules in ``os.cpu_count()``
+processes and ``build_ext`` compiles them in as many threads (largest first, so no long module is
+left alone at the end) unless ``-j`` / ``--parallel`` says otherwise.  Cython runs only when
+``build_ext`` runs, not when pip merely asks for the metadata, and C code is built without
+debug information (``-g0``) unless ``ONLINEKERN_DEBUG=1``.
 """
 import os
 import shutil
@@ -25,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 DEBUG = os.environ.get("ONLINEKERN_DEBUG", "0") == "1"
 NATIVE = os.environ.get("ONLINEKERN_NATIVE", "0") == "1"
 NO_OPENMP = os.environ.get("ONLINEKERN_NO_OPENMP", "0") == "1"
+CORES = os.cpu_count() or 1
 
 OPENMP_PROBE = textwrap.dedent(
     """
@@ -75,7 +83,26 @@ def _probe(compiler, source, compile_args, link_args, libraries=()):
 
 
 class BuildExt(build_ext):
-    """build_ext that decides OpenMP and libmvec from probes with the real compiler."""
+    """build_ext that runs Cython in parallel, compiles in parallel and probes OpenMP and libmvec.
+
+    The probes run once per build, with the real compiler; their answer applies to every module.
+    """
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:        # no -j given: one compiler per core
+            self.parallel = CORES
+
+    def run(self):
+        # Cython here, when extensions are built, not when pip only asks for the metadata; all
+        # modules at once in CORES processes.  The extensions keep their setuptools attributes:
+        # only their sources change from .pyx to the generated .c.
+        done = {ext.name: ext for ext in cythonize(self.extensions, compiler_directives=DIRECTIVES,
+                                                   include_path=["onlinekern"], nthreads=_cython_threads())}
+        for ext in self.extensions:
+            ext.sources = done[ext.name].sources
+        self.extensions.sort(key=_c_size, reverse=True)
+        super().run()
 
     def build_extensions(self):
         cc = self.compiler
@@ -83,7 +110,7 @@ class BuildExt(build_ext):
         use_mvec = sys.platform.startswith("linux") and _probe(cc, LIBMVEC_PROBE, [], [], ["mvec"])
         print(f"onlinekern build: OpenMP={'on' if use_omp else 'off (serial fallback)'}, "
               f"libmvec={'on' if use_mvec else 'off (scalar libm)'}, "
-              f"march={'native' if NATIVE else 'portable'}, debug={DEBUG}")
+              f"march={'native' if NATIVE else 'portable'}, debug={DEBUG}, jobs={self.parallel}")
         for ext in self.extensions:
             if use_omp:
                 ext.extra_compile_args.append("-fopenmp")
@@ -94,8 +121,29 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+def _cython_threads():
+    """Cython's worker processes: one per core (0, in-process, on Windows)."""
+    return 0 if sys.platform == "win32" else CORES
+
+
+def _c_size(ext):
+    """Size of an extension's generated C source: the compile time, roughly."""
+    return sum(os.path.getsize(src) for src in ext.sources if os.path.exists(src))
+
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "binding": True,
+    "embedsignature": True,
+}
+
+
 def extensions():
-    compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+    compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
     compile_args += ["-fno-math-errno", "-ffp-contract=off", "-Wno-unused-function", "-Wno-unreachable-code"]
     if NATIVE:
         compile_args.append("-march=native")
@@ -117,16 +165,8 @@ def extensions():
                 libraries=["m"],
             )
         )
-    directives = {
-        "language_level": 3,
-        "boundscheck": DEBUG,
-        "wraparound": DEBUG,
-        "initializedcheck": DEBUG,
-        "cdivision": True,
-        "binding": True,
-        "embedsignature": True,
-    }
-    return cythonize(exts, compiler_directives=directives, include_path=["onlinekern"])
+    return exts
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
+if __name__ == "__main__":   # pip and ``python setup.py`` both run this; Cython's spawned workers do not
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

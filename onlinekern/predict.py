@@ -119,7 +119,8 @@ def _main(argv):
             Xc = sp.csr_matrix((Xc.data, Xc.indices, Xc.indptr), shape=(m, nf))
         if fs is not None:
             Xc = fs.transform(Xc)
-        scores = learner.decision_function(Xc)
+        # a regressor has no decision_function (scikit-learn's rule): its prediction is the score
+        scores = learner.predict(Xc) if task == "regression" else learner.decision_function(Xc)
         if task == "regression":
             raw = np.asarray(scores, dtype=np.float64)
             pred = ts.inverse_transform(raw) if ts is not None else raw

@@ -127,6 +127,11 @@ def as_input(data, sparse):
     return sp.csr_matrix(data) if sparse else np.ascontiguousarray(data)
 
 
+def final_scores(learner, X):
+    """f(x) on held-out rows: a regressor's ``predict`` (it has no ``decision_function``)."""
+    return learner.predict(X) if learner.task_ == "regression" else learner.decision_function(X)
+
+
 def run_case(name, task, params, sparse, data):
     """One golden case: the online pass and the held-out decision values (numpy results)."""
     learner = ok.make_learner(name, **params)
@@ -141,7 +146,7 @@ def run_case(name, task, params, sparse, data):
         "n_mistakes": None if res.n_mistakes is None else int(res.n_mistakes),
         "rmse": None if res.rmse is None else float(res.rmse),
         "model_size": int(res.model_size),
-        "decision": np.asarray(learner.decision_function(as_input(data["X_held"], sparse)), dtype=np.float64),
+        "decision": np.asarray(final_scores(learner, as_input(data["X_held"], sparse)), dtype=np.float64),
         "all_params": learner.get_params(),
     }
 

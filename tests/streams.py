@@ -72,3 +72,13 @@ def run_at_levels(child, levels=(None, "avx2", "scalar")):
         out = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True)
         results.append(json.loads(out.stdout))
     return results
+
+
+def score_f(learner, X):
+    """f(x) of any fitted learner: a classifier's ``decision_function``, a regressor's ``predict``.
+
+    A regressor has no ``decision_function`` (scikit-learn's rule); its prediction is the score.
+    """
+    if getattr(learner, "task_", None) == "regression":
+        return learner.predict(X)
+    return learner.decision_function(X)

@@ -13,7 +13,7 @@ from onlinekern.learners.forgetron import py_forgetron_phi
 
 import reference as ref
 import reference_budget_a as rb
-from streams import encode, make_data, make_X, online
+from streams import encode, make_data, make_X, online, score_f
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -49,7 +49,7 @@ def check_model(learner, SV, alpha, g, insertion_order=True, rtol=1e-12, atol=1e
     np.testing.assert_allclose(A, alpha, rtol=rtol, atol=atol)
     Xq = make_X(30, SV.shape[1], 99)
     expected = np.array([ref.rbf(x, SV, g) @ alpha for x in Xq])
-    np.testing.assert_allclose(learner.decision_function(Xq), expected, rtol=RTOL, atol=fatol)
+    np.testing.assert_allclose(score_f(learner, Xq), expected, rtol=RTOL, atol=fatol)
 
 
 def gram(S, g):
@@ -326,7 +326,7 @@ def test_projectron_near_singular_stays_finite(proj_eta, plus):
     assert np.all(np.isfinite(scores))
     Kinv = learner.kernel_inverse_
     assert np.all(np.isfinite(Kinv)) and np.all(np.isfinite(learner.dual_coef_))
-    assert np.all(np.isfinite(learner.decision_function(X)))
+    assert np.all(np.isfinite(score_f(learner, X)))
     S = np.asarray(learner.support_vectors_)
     assert len(S) < 50
     if proj_eta > 0:
@@ -354,7 +354,7 @@ def test_projectron_eta0_predicts_like_perceptron():
     projectron = ok.Projectron(gamma=g, proj_eta=0.0).fit(X, y)
     assert projectron.model_size_ < perceptron.model_size_    # duplicates were projected
     Xq = make_X(40, 4, 77)
-    np.testing.assert_allclose(projectron.decision_function(Xq), perceptron.decision_function(Xq),
+    np.testing.assert_allclose(score_f(projectron, Xq), score_f(perceptron, Xq),
                                rtol=0, atol=1e-8)
 
 
@@ -490,7 +490,7 @@ def test_partial_fit_chunks_equal_fit(name, k):
     for a, b in zip(model_arrays(full), model_arrays(part)):
         np.testing.assert_array_equal(a, b)
     Xq = make_X(30, 4, 94)
-    np.testing.assert_array_equal(part.decision_function(Xq), full.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(part, Xq), score_f(full, Xq))
 
 
 @pytest.mark.parametrize("name", sorted(LEARNERS))
@@ -506,12 +506,12 @@ def test_pickle_and_model_file_round_trips_resume(name, tmp_path):
     Xq = make_X(30, 4, 93)
     for other in (clone, loaded):
         assert type(other) is type(learner) and other.get_params() == learner.get_params()
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
     # resuming from either copy continues bit-identically (random stream, Q/M, K^-1 restored)
     learner.partial_fit(X[110:], y[110:])
     for other in (clone, loaded):
         other.partial_fit(X[110:], y[110:])
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
         for a, b in zip(model_arrays(learner), model_arrays(other)):
             np.testing.assert_array_equal(a, b)
     if name.startswith("forgetron"):
@@ -568,7 +568,7 @@ def test_threads_bit_identical(noisy, name, make):
     for a, b in zip(model_arrays(l1), model_arrays(l2)):
         np.testing.assert_array_equal(a, b)
     Xq = make_X(40, 8, 92)
-    np.testing.assert_array_equal(l1.decision_function(Xq), l2.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(l1, Xq), score_f(l2, Xq))
 
 
 # --- a small slice of real data --------------------------------------------------------------------

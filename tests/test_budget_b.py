@@ -14,7 +14,7 @@ from onlinekern.learners.bsgd import merge_objective_value, merge_search
 
 import reference as ref
 import reference_budget_b as rb
-from streams import encode, make_X, online
+from streams import encode, make_X, online, score_f
 
 RTOL, ATOL = 1e-10, 1e-12
 TASKS = ["binary", "multiclass", "regression"]
@@ -63,7 +63,7 @@ def check_model(learner, SV, alpha, g):
     np.testing.assert_allclose(a, alpha, rtol=1e-10, atol=1e-12)
     Xq = make_X(20, SV.shape[1], 99)
     expected = np.array([ref.rbf(x, SV, g) @ alpha for x in Xq]) if len(SV) else 0 * Xq[:, 0]
-    np.testing.assert_allclose(learner.decision_function(Xq), expected, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(score_f(learner, Xq), expected, rtol=RTOL, atol=ATOL)
 
 
 def bsgd_params(task, **kw):
@@ -424,7 +424,7 @@ def test_partial_fit_chunks_equal_fit(name, k):
     for a, b in zip(arrays(full), arrays(part)):
         np.testing.assert_array_equal(a, b)
     Xq = make_X(20, 4, 94)
-    np.testing.assert_array_equal(part.decision_function(Xq), full.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(part, Xq), score_f(full, Xq))
 
 
 @pytest.mark.parametrize("name", sorted(LEARNERS))
@@ -440,14 +440,14 @@ def test_pickle_and_model_file_round_trips(name, tmp_path):
     assert type(loaded) is type(learner) and loaded.get_params() == learner.get_params()
     Xq = make_X(20, 4, 93)
     for other in (clone, loaded):
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
     # resumed learning is bit-identical: t (BSGD), the scale, the CHOICE stream all restored
     learner.partial_fit(X[120:], y[120:])
     for other in (clone, loaded):
         other.partial_fit(X[120:], y[120:])
         for a, b in zip(arrays(learner), arrays(other)):
             np.testing.assert_array_equal(a, b)
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
 
 
 def test_hand_edited_state_raises():
@@ -507,7 +507,7 @@ def test_threads_bit_identical(noisy, make):
     for a, b in zip(arrays(l1), arrays(l2)):
         np.testing.assert_array_equal(a, b)
     Xq = X[:50] + 0.1
-    np.testing.assert_array_equal(l1.decision_function(Xq), l2.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(l1, Xq), score_f(l2, Xq))
 
 
 # --- API: names, defaults, errors ------------------------------------------------------------------

@@ -11,7 +11,7 @@ import onlinekern as ok
 
 import reference as ref
 import reference_budget_c as rb
-from streams import encode, online
+from streams import encode, online, score_f
 
 RTOL, ATOL = 1e-10, 1e-12            # exact kernel parts vs oracle
 FRTOL, FATOL = 1e-9, 1e-12           # with random features (vectorised cos/sin, a few ulp)
@@ -132,7 +132,7 @@ def test_nogd_vs_oracle(task, loss, rank):
         np.testing.assert_allclose(core.get_state()["beta"].T, M.T @ core.linear_weights.T, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(np.asarray(learner.dual_coef_), o["beta"], rtol=NRTOL, atol=NATOL)
     Xq = make_X(30, 4, 40)
-    np.testing.assert_allclose(learner.decision_function(Xq), kernel_pred(o["SV"], o["beta"], Xq, 0.3),
+    np.testing.assert_allclose(score_f(learner, Xq), kernel_pred(o["SV"], o["beta"], Xq, 0.3),
                                rtol=NRTOL, atol=NATOL)
 
 
@@ -160,10 +160,10 @@ def test_nogd_average(task, loss, switches):
     check_online(res, scores, o["scores"], ye, task, NRTOL, NATOL)
     learner = ok.NOGD(**p).fit(X, y)
     Xq = make_X(25, 4, 41)
-    np.testing.assert_allclose(learner.decision_function(Xq), kernel_pred(o["SV"], o["beta_avg"], Xq, 0.3),
+    np.testing.assert_allclose(score_f(learner, Xq), kernel_pred(o["SV"], o["beta_avg"], Xq, 0.3),
                                rtol=NRTOL, atol=NATOL)
     plain = ok.NOGD(**dict(p, average=False)).fit(X, y)
-    np.testing.assert_allclose(plain.decision_function(Xq), kernel_pred(o["SV"], o["beta"], Xq, 0.3),
+    np.testing.assert_allclose(score_f(plain, Xq), kernel_pred(o["SV"], o["beta"], Xq, 0.3),
                                rtol=NRTOL, atol=NATOL)
 
 
@@ -182,7 +182,7 @@ def test_nogd_big_budget_is_ogd(task, loss):
     np.testing.assert_array_equal(a.support_vectors_, b.support_vectors_)
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     Xq = make_X(20, 4, 42)
-    np.testing.assert_array_equal(a.decision_function(Xq), b.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(a, Xq), score_f(b, Xq))
 
 
 @pytest.mark.parametrize("task,loss", [("binary", "hinge"), ("multiclass", "logistic"), ("regression", "squared")])
@@ -198,12 +198,12 @@ def test_nogd_switch_keeps_predictor_full_rank(task, loss):
     kw = {"classes": np.unique(y)} if task != "regression" else {}
     learner = ok.NOGD(**p).partial_fit(X[:s - 1], y[:s - 1], **kw)
     assert learner.model_size_ == B and not learner.core_.switched
-    before = learner.decision_function(learner.support_vectors_)
+    before = score_f(learner, learner.support_vectors_)
     np.testing.assert_allclose(before, kernel_pred(o["SV"], o["alpha"], o["SV"], 0.3), rtol=RTOL, atol=ATOL)
     learner.partial_fit(X[s - 1:s], y[s - 1:s])
     core = learner.core_
     assert core.switched and core.k == B
-    after = learner.decision_function(learner.support_vectors_)
+    after = score_f(learner, learner.support_vectors_)
     np.testing.assert_allclose(after, before, rtol=0, atol=1e-8 * max(1.0, np.abs(before).max()))
     # and the same for the weights themselves (sign-free: M^T w = V V^T alpha = alpha)
     np.testing.assert_allclose(np.asarray(learner.dual_coef_), o["alpha"], rtol=0, atol=1e-8)
@@ -256,7 +256,7 @@ def check_dual_model(learner, o, p, rtol=FRTOL, atol=FATOL):
     np.testing.assert_allclose(W.T if W.ndim == 2 else W, o["W"], rtol=rtol, atol=atol)
     assert learner.core_.n_merged == o["merged"]
     Xq = make_X(25, 4, 43)
-    np.testing.assert_allclose(learner.decision_function(Xq), rb.dualsgd_decision(o, Xq, p["gamma"], p["seed"],
+    np.testing.assert_allclose(score_f(learner, Xq), rb.dualsgd_decision(o, Xq, p["gamma"], p["seed"],
                                p["n_components"]), rtol=rtol, atol=atol)
 
 
@@ -331,8 +331,8 @@ def test_dualsgd_lambda_default(loss):
     np.testing.assert_array_equal(a, b)
     fresh = ok.DualSGD(**p).partial_fit(X, y, classes=np.unique(y))
     assert fresh.core_.lam == 1e-4 and fresh.horizon_ is None
-    np.testing.assert_array_equal(fresh.decision_function(X),
-                                  ok.DualSGD(lam=1e-4, **p).fit(X, y).decision_function(X))
+    np.testing.assert_array_equal(score_f(fresh, X),
+                                  score_f(ok.DualSGD(lam=1e-4, **p).fit(X, y), X))
     _, c = online(ok.DualSGD(horizon=1000, **p), X, y)
     _, d = online(ok.DualSGD(lam=0.002, **p), X, y)
     np.testing.assert_array_equal(c, d)
@@ -390,7 +390,7 @@ def test_nogd_default_rank_is_a_fifth_of_the_budget(budget, rank):
     learner = ok.NOGD(budget=budget, gamma=0.3).fit(X, y)
     assert learner.core_.kcap == rank
     explicit = ok.NOGD(budget=budget, rank=rank, gamma=0.3).fit(X, y)
-    np.testing.assert_array_equal(learner.decision_function(X), explicit.decision_function(X))
+    np.testing.assert_array_equal(score_f(learner, X), score_f(explicit, X))
 
 
 # --- shared contract: budget, first mistake, chunks, round trips, threads ---------------------------
@@ -455,7 +455,7 @@ def test_partial_fit_chunks_equal_fit(name, k):
     for a, b in zip(model_arrays(full), model_arrays(part)):
         np.testing.assert_array_equal(a, b)
     Xq = make_X(30, 4, 44)
-    np.testing.assert_array_equal(part.decision_function(Xq), full.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(part, Xq), score_f(full, Xq))
 
 
 @pytest.mark.parametrize("name", sorted(LEARNERS))
@@ -470,11 +470,11 @@ def test_pickle_and_model_file_round_trips(name, tmp_path):
     Xq = make_X(30, 4, 45)
     for other in (clone, loaded):
         assert other.get_params() == learner.get_params()
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
     learner.partial_fit(X[100:], y[100:])
     for other in (clone, loaded):
         other.partial_fit(X[100:], y[100:])
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
         for a, b in zip(model_arrays(learner), model_arrays(other)):
             np.testing.assert_array_equal(a, b)
 
@@ -524,7 +524,7 @@ def test_threads_bit_identical(wide, kind):
     for a, b in zip(model_arrays(l1), model_arrays(l2)):
         np.testing.assert_array_equal(a, b)
     Xq = make_X(50, 120, 46)
-    np.testing.assert_array_equal(l1.decision_function(Xq), l2.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(l1, Xq), score_f(l2, Xq))
 
 
 # --- real data (small slices) -----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from onlinekern.losses import Softmax
 import reference as ref
 import reference_dsg as rd
 from test_learners import encode, make_data, make_X
+from streams import score_f
 
 RTOL, ATOL = 1e-10, 1e-12
 G = 0.3                       # kernel width of the synthetic tests
@@ -79,7 +80,7 @@ def test_vs_oracle(variant, task, loss):
     np.testing.assert_allclose(A, np.array([a.T for a in st["A"]]), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(learner.core_.scalar_parts, np.array(st["beta"]), rtol=1e-9, atol=1e-12)
     Xq = make_X(20, 4, 90)
-    f = learner.decision_function(Xq).reshape(20, -1)
+    f = score_f(learner, Xq).reshape(20, -1)
     np.testing.assert_allclose(f, rd.decision(st, Xq, G, n_classes(task)), rtol=RTOL, atol=ATOL)
     if variant != "dsg" and task != "regression":
         assert learner.n_reused_ > 0           # the reuse branch really ran
@@ -104,7 +105,7 @@ def test_partial_batch_is_pending():
     assert learner.n_iterations_ == 20 and learner.n_pending_ == 3 and learner.n_blocks_ == 20
     _, st = rd.ref_dsg(X, encode(y, "binary"), "binary", g=G, B=5, F=4, return_state=True)
     assert st["pending"] == 3
-    np.testing.assert_allclose(learner.decision_function(X[:10]), rd.decision(st, X[:10], G)[:, 0],
+    np.testing.assert_allclose(score_f(learner, X[:10]), rd.decision(st, X[:10], G)[:, 0],
                                rtol=RTOL, atol=ATOL)
 
 
@@ -157,8 +158,8 @@ def test_store_omega_bit_identical(variant):
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(la.coef_, lb.coef_)
     Xq = make_X(40, 4, 89)
-    np.testing.assert_array_equal(la.decision_function(Xq), lb.decision_function(Xq))
-    np.testing.assert_array_equal(la.decision_function(sp.csr_matrix(Xq)), la.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(la, Xq), score_f(lb, Xq))
+    np.testing.assert_array_equal(score_f(la, sp.csr_matrix(Xq)), score_f(la, Xq))
 
 
 @pytest.mark.parametrize("block_size, T, loss", [(1, 2600, "logistic"), (3, 400, "hinge"), (2100, 30, "hinge")])
@@ -337,7 +338,7 @@ def test_novelty_vs_oracle(variant):
     check_scores(res, s, rs, y.astype(float), "binary")
     assert learner.offset_ == pytest.approx(st["offset"], rel=1e-12, abs=1e-14)
     Xq = make_X(15, 3, 88)
-    np.testing.assert_allclose(learner.decision_function(Xq), rd.decision(st, Xq, G, novelty=True)[:, 0],
+    np.testing.assert_allclose(score_f(learner, Xq), rd.decision(st, Xq, G, novelty=True)[:, 0],
                                rtol=RTOL, atol=ATOL)
 
 
@@ -433,7 +434,7 @@ def test_partial_fit_chunks_equal_fit(name, k):
     for a, b in zip(state_arrays(full), state_arrays(part)):
         np.testing.assert_array_equal(a, b)
     Xq = X[:30]
-    np.testing.assert_array_equal(part.decision_function(Xq), full.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(part, Xq), score_f(full, Xq))
     # the pre-update scores too: run_online in chunks without reset
     _, s_full = online(make(), X, y)
     chunked = make()
@@ -457,12 +458,12 @@ def test_pickle_and_model_file_resume(name, tmp_path):
     loaded = ok.load_model(tmp_path / "m.okm")
     Xq = X[150:]
     for other in (clone, loaded):
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
         assert other.get_params() == learner.get_params()
     learner.partial_fit(X[123:], y[123:])
     for other in (clone, loaded):
         other.partial_fit(X[123:], y[123:])
-        np.testing.assert_array_equal(other.decision_function(Xq), learner.decision_function(Xq))
+        np.testing.assert_array_equal(score_f(other, Xq), score_f(learner, Xq))
         for a, b in zip(state_arrays(learner), state_arrays(other)):
             np.testing.assert_array_equal(a, b)
 
@@ -499,8 +500,8 @@ def test_threads_bit_identical(variant, store):
         s1 = online(learner, X[:8], y[:8])[1]
         learner.core_.par_threshold = 0
         s2 = online(learner, X[8:], y[8:], reset=False)[1]
-        out.append((np.vstack([s1, s2]), learner.coef_, learner.decision_function(Xq),
-                    learner.decision_function(sp.csr_matrix(Xq)), learner.core_.predict_rows(Xq)[:, 0]))
+        out.append((np.vstack([s1, s2]), learner.coef_, score_f(learner, Xq),
+                    score_f(learner, sp.csr_matrix(Xq)), learner.core_.predict_rows(Xq)[:, 0]))
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(out[0][2], out[0][3])      # dense = sparse queries

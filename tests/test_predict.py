@@ -9,6 +9,7 @@ from onlinekern.io import load_libsvm, save_libsvm
 from onlinekern.predict import main as predict_main
 from onlinekern.preprocessing import FeatureScaler, TargetScaler
 from onlinekern.train import main as train_main
+from streams import score_f
 
 
 def _data(rng, n=120, d=5, task="binary"):
@@ -53,7 +54,7 @@ def test_binary_scaled_matches_python(files, capsys):
     learner, extra = ok.load_model(str(model), return_extra=True)
     sc = FeatureScaler.from_state(extra["feature_scaler"])
     np.testing.assert_array_equal(sc.data_min_, FeatureScaler().fit(X).data_min_)
-    f = learner.decision_function(sc.transform(Xt))
+    f = score_f(learner, sc.transform(Xt))
     p = learner.predict(sc.transform(Xt))
     rows = [line.split() for line in pred.read_text().splitlines()]
     assert len(rows) == len(yt)
@@ -62,7 +63,7 @@ def test_binary_scaled_matches_python(files, capsys):
     correct = int(np.sum(p == yt))
     assert out.strip() == f"accuracy = {100 * correct / len(yt):.2f}% ({correct}/{len(yt)})"
     # without scaling the predictions differ (the scaler really is applied)
-    assert not np.array_equal(learner.decision_function(Xt), f)
+    assert not np.array_equal(score_f(learner, Xt), f)
 
 
 def test_multiclass_and_gzip(tmp_path, capsys):
@@ -80,7 +81,7 @@ def test_multiclass_and_gzip(tmp_path, capsys):
     assert rows.shape == (len(y), 1 + 3)
     Xl, _ = load_libsvm(tmp_path / "tr.gz")       # sparse, as predict reads it
     np.testing.assert_array_equal(rows[:, 0], lr.predict(Xl))
-    np.testing.assert_array_equal(rows[:, 1:], lr.decision_function(Xl))
+    np.testing.assert_array_equal(rows[:, 1:], score_f(lr, Xl))
     assert out.startswith("accuracy = ") and f"/{len(y)})" in out
 
 
@@ -97,7 +98,7 @@ def test_regression_target_scaler(tmp_path, capsys):
     learner, extra = ok.load_model(str(model), return_extra=True)
     ts = TargetScaler.from_state(extra["target_scaler"])
     Xl, yl = load_libsvm(tmp_path / "tr.libsvm")
-    pred = ts.inverse_transform(learner.decision_function(Xl))
+    pred = ts.inverse_transform(score_f(learner, Xl))
     got = np.array([float(v) for v in (tmp_path / "p").read_text().split()])
     np.testing.assert_array_equal(got, pred)
     assert pred.min() > 1.0                      # original units, not [0, 1]

@@ -12,7 +12,7 @@ from onlinekern.learners.rrf import RHO_RANGE, RRFCore
 
 import reference as ref
 import reference_rrf as rref
-from streams import encode, load_tool, make_X, online
+from streams import encode, load_tool, make_X, online, score_f
 
 # vectorised cos/sin differ from numpy's by a few ulp; 200 coupled (w, rho) updates amplify that
 RTOL, ATOL = 1e-9, 1e-11
@@ -77,10 +77,10 @@ def test_rrf_vs_oracle(task, loss, lam, init, sparse):
     Xq = make_X(25, 5, 96)
     Zq = rref.rrf_z(Xq, ref.fourier_E(seed, 5, D), rho)
     expected = Zq @ w.T if task == "multiclass" else Zq @ w
-    np.testing.assert_allclose(learner.decision_function(Xq), expected, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(score_f(learner, Xq), expected, rtol=RTOL, atol=ATOL)
     Zl = learner.transform(sp.csr_matrix(Xq) if sparse else Xq)
     np.testing.assert_allclose(Zl, Zq, rtol=RTOL, atol=ATOL)
-    np.testing.assert_allclose(Zl @ (w.T if task == "multiclass" else w), learner.decision_function(Xq),
+    np.testing.assert_allclose(Zl @ (w.T if task == "multiclass" else w), score_f(learner, Xq),
                                rtol=1e-12, atol=1e-13)
 
 
@@ -243,7 +243,7 @@ def test_eta_gamma_zero_is_fogd(task, g0, lam, sparse):
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.log_bandwidth_, np.full(5, 0.5 * np.log(2 * g0)))
     Xq = make_X(20, 5, 95)
-    np.testing.assert_array_equal(a.decision_function(Xq), b.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(a, Xq), score_f(b, Xq))
     # and a non-zero eta_gamma does change the scores
     _, s3 = online(ok.RRF(eta_gamma=0.05, **p), Xin, y)
     assert not np.array_equal(s1, s3)
@@ -266,7 +266,7 @@ def test_huge_eta_gamma_stays_finite(task, loss):
     assert learner.n_rho_clips_ > 0
     assert np.all(np.isfinite(rho)) and np.all(np.abs(rho - 0.0) <= RHO_RANGE)
     assert np.any(np.abs(rho) == RHO_RANGE)               # the bound was reached
-    assert np.all(np.isfinite(learner.decision_function(make_X(50, 5, 94) * 1e3)))
+    assert np.all(np.isfinite(score_f(learner, make_X(50, 5, 94) * 1e3)))
     assert np.all(np.isfinite(learner.coef_))
     # without the guard the same run overflows (the oracle with the clip removed)
     if task == "binary" and loss == "hinge":
@@ -387,7 +387,7 @@ def test_partial_fit_chunks_equal_fit(name, k):
     for a, b in zip(model_arrays(full), model_arrays(part)):
         np.testing.assert_array_equal(a, b)
     Xq = make_X(30, 5, 93)
-    np.testing.assert_array_equal(part.decision_function(Xq), full.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(part, Xq), score_f(full, Xq))
 
 
 @pytest.mark.parametrize("how", ["pickle", "model-file"])
@@ -404,13 +404,13 @@ def test_round_trip_and_resume(name, how, tmp_path):
         ok.save_model(learner, tmp_path / "m.okm")
         clone = ok.load_model(tmp_path / "m.okm")
     Xq = make_X(30, 5, 92)
-    np.testing.assert_array_equal(clone.decision_function(Xq), learner.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(clone, Xq), score_f(learner, Xq))
     assert clone.get_params() == learner.get_params()
     learner.partial_fit(X[120:], y[120:])
     clone.partial_fit(X[120:], y[120:])
     for a, b in zip(model_arrays(learner), model_arrays(clone)):
         np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(clone.decision_function(Xq), learner.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(clone, Xq), score_f(learner, Xq))
 
 
 @pytest.mark.parametrize("edit", ["rho-shape", "rho-nan", "scale-mismatch", "rho-outside",

@@ -11,7 +11,7 @@ import onlinekern as ok
 from onlinekern.train import main
 
 import reference_shrinking as ref
-from streams import load_tool
+from streams import load_tool, score_f
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -83,7 +83,7 @@ def test_vs_oracle(task, feature, exact):
     # after training: EST with keys 2^63 + j, j counting every prediction (two calls = new draws)
     Xq = make_data("regression", T=7, seed=2)[0]
     for _ in range(2):
-        got = np.asarray(L.decision_function(Xq)).reshape(len(Xq), C)
+        got = np.asarray(score_f(L, Xq)).reshape(len(Xq), C)
         np.testing.assert_allclose(got, np.array([model.predict(x) for x in Xq]), rtol=RTOL, atol=ATOL)
 
 
@@ -113,7 +113,7 @@ def test_exact_predict_without_shrink_is_kernel_ogd():
     np.testing.assert_allclose(np.asarray(a.scores), np.asarray(b.scores), rtol=RTOL, atol=ATOL)
     np.testing.assert_array_equal(sg.support_vectors_, ogd.support_vectors_)
     np.testing.assert_allclose(sg.dual_coef_, ogd.dual_coef_, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(sg.decision_function(X[:20]), ogd.decision_function(X[:20]), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(score_f(sg, X[:20]), score_f(ogd, X[:20]), rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("feature", ["fourier", "coordinate"])
@@ -275,15 +275,15 @@ def test_model_file_and_pickle_resume(tmp_path, task):
     ok.save_model(L, path)
     clones = [ok.load_model(path), pickle.loads(pickle.dumps(L))]
     Xq = X[150:160]
-    ref_pred = L.decision_function(Xq)
+    ref_pred = score_f(L, Xq)
     L.partial_fit(X[120:], y[120:])
-    final = L.decision_function(Xq)
+    final = score_f(L, Xq)
     for c in clones:
-        np.testing.assert_array_equal(c.decision_function(Xq), ref_pred)   # same post-training keys
+        np.testing.assert_array_equal(score_f(c, Xq), ref_pred)   # same post-training keys
         c.partial_fit(X[120:], y[120:])
         np.testing.assert_array_equal(c.dual_coef_, L.dual_coef_)
         np.testing.assert_array_equal(c.support_vectors_, L.support_vectors_)
-        np.testing.assert_array_equal(c.decision_function(Xq), final)
+        np.testing.assert_array_equal(score_f(c, Xq), final)
         assert c.get_params() == L.get_params()
 
 
@@ -302,15 +302,15 @@ def test_predict_samples(feature):
     assert big.core_.predict_samples == 4000 and base.core_.predict_samples == base.n_samples == 16
     # the default equals asking for n_samples explicitly, bit for bit
     same = learner("regression", feature=feature, norm_bound=1.0, predict_samples=16).fit(X, y)
-    np.testing.assert_array_equal(same.decision_function(Xq), base.decision_function(Xq))
+    np.testing.assert_array_equal(score_f(same, Xq), score_f(base, Xq))
     # the first post-training estimate is EST(alpha, x, m_pred) with key 2^63
     x = Xq[0]
     fresh = learner("regression", feature=feature, norm_bound=1.0, predict_samples=4000).fit(X, y)
-    np.testing.assert_array_equal(fresh.decision_function(x[None, :]), fresh.estimate(x, 4000, key=2 ** 63))
+    np.testing.assert_array_equal(score_f(fresh, x[None, :]), fresh.estimate(x, 4000, key=2 ** 63))
     # and with 250 times the samples the error against the exact sum is far smaller
     exact = np.array([base.core_.exact_py(q)[0] for q in Xq])
-    err_small = np.mean((base.decision_function(Xq) - exact) ** 2)
-    err_big = np.mean((big.decision_function(Xq) - exact) ** 2)
+    err_small = np.mean((score_f(base, Xq) - exact) ** 2)
+    err_big = np.mean((score_f(big, Xq) - exact) ** 2)
     assert err_big < err_small / 20
     # it travels with the model
     st = big.core_.get_state()
@@ -343,7 +343,7 @@ def test_partial_fit_chunks_equal_fit(k):
     for i, idx in enumerate(np.array_split(np.arange(len(y)), k)):
         part.partial_fit(X[idx], y[idx], classes=np.unique(y) if i == 0 else None)
     np.testing.assert_array_equal(part.dual_coef_, full.dual_coef_)
-    np.testing.assert_array_equal(part.decision_function(X[:30]), full.decision_function(X[:30]))
+    np.testing.assert_array_equal(score_f(part, X[:30]), score_f(full, X[:30]))
 
 
 def test_threads_bit_identical():
@@ -355,7 +355,7 @@ def test_threads_bit_identical():
     for nt in (1, 2):
         L = ok.ShrinkingGradient(preset="paper", eta=0.2, n_samples=200, norm_bound=0.5, seed=4, n_threads=nt)
         res = ok.run_online(L, X, y, keep_scores=True)
-        out.append((np.asarray(res.scores), L.dual_coef_, L.decision_function(X[:10])))
+        out.append((np.asarray(res.scores), L.dual_coef_, score_f(L, X[:10])))
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
 

@@ -2,26 +2,23 @@
 
 scikit-learn is a test extra only: ``onlinekern`` must import without it (checked in a subprocess).
 
-Expected check_estimator failures (every other check passes; the test fails if one of these starts
-passing or another check fails, so the list stays exact):
+scikit-learn's ``check_estimator`` runs over every name of ``onlinekern.available_learners()``
+(learners with a ``task`` parameter once as a classifier and once as a regressor), with small
+budgets, D, samples and batches and one thread.  Every check passes except those listed in
+``EXPECTED`` with their reason; the test fails if a listed check starts passing or another check
+fails, so the list stays exact.  The reasons:
 
-* ``check_regressors_no_decision_function`` (every regressor): ``decision_function`` returns the
-  raw score f(x) for every task -- the one scoring API of the online protocol, model files and the
-  tests; for regression it equals ``predict``.  scikit-learn wants regressors without it.
-* ``check_regressors_train`` (some regressors at their default step sizes): one pass over
-  scikit-learn's 200-example regression set does not reach R^2 > 0.5 (measured: BOGD squared 0.499,
-  Perceptron/RBP task='regression' eta=0.1 0.489/0.162, RRF squared gamma=0.5 0.278, BSGD removal
-  lam=1e-4 -908 (Pegasos steps 1/(lam t)), ShrinkingGradient with sampled prediction -3.6, DualSGD
-  squared with the automatic lam diverges -- its docstring says regression needs a tuned lam).  These
-  are properties of single-pass online learning with the papers' defaults, not of the API.
-* ``check_methods_sample_order_invariance``, ``check_methods_subset_invariance``,
-  ``check_pipeline_consistency`` (ShrinkingGradient with exact_predict=False, its default): the
-  prediction is the paper's Monte-Carlo estimate from a seeded stream, so a row's score depends on
-  its position in the batch.  With exact_predict=True every check passes.
-
-Not run through check_estimator: the ``*-softmax`` variants, which reject 2-class data by
-specification (ALGORITHMS.md §2: softmax is multiclass-only) and scikit-learn has no
-"multiclass only" tag; their multiclass path is tested below (predict_proba).
+* ``check_regressors_train`` (``POOR``): one pass over scikit-learn's 200-example regression set
+  with the papers' default step sizes does not reach R^2 > 0.5; the measured R^2 is in ``R2``.
+  These are properties of single-pass online learning with the defaults, not of the API.
+* the ``*-softmax`` names (``SOFTMAX``): the softmax loss is multiclass-only by specification
+  (ALGORITHMS.md §2) and scikit-learn has no "multiclass only" tag, so every check on 2-class data
+  meets "loss 'softmax' is multiclass-only"; their multiclass path is tested below (predict_proba).
+* ShrinkingGradient with ``exact_predict=False``, its default (``SAMPLED``): the prediction is the
+  paper's Monte-Carlo estimate from a seeded stream, so a row's score depends on its position in
+  the batch and on the call (``predict`` and ``decision_function`` draw different samples); with
+  ``n_samples=10`` the classifier's estimate is also too noisy for scikit-learn's accuracy check.
+  With ``exact_predict=True`` every check passes (extra configurations below).
 """
 import pickle
 import subprocess
@@ -35,7 +32,6 @@ import scipy.sparse as sp
 sklearn = pytest.importorskip("sklearn")
 
 import onlinekern as ok  # noqa: E402
-from onlinekern.registry import resolve  # noqa: E402
 from sklearn.base import clone, is_classifier, is_regressor  # noqa: E402
 from sklearn.exceptions import NotFittedError as SkNotFittedError  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
@@ -44,78 +40,118 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils import get_tags  # noqa: E402
 from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
-SMALL = dict(n_components=32, budget=50, n_samples=10, batch_size=8, block_size=8)
-
-NO_DF = {"check_regressors_no_decision_function"}
-POOR = {"check_regressors_train"}
-SAMPLED = {"check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_pipeline_consistency"}
-
-# (registry name, extra parameters, expected failed checks): one representative per family and
-# kind (classifier / regressor / logistic with predict_proba / binary-only loss).
-CASES = [
-    ("perceptron", {}, set()),
-    ("perceptron", {"task": "regression"}, NO_DF | POOR),
-    ("projectron", {}, set()),
-    ("projectronpp", {}, set()),
-    ("rbp", {}, set()),
-    ("rbp", {"task": "regression"}, NO_DF | POOR),
-    ("forgetron", {}, set()),
-    ("bpas", {}, set()),
-    ("ogd", {}, set()),
-    ("ogd-logit", {}, set()),
-    ("ogd-sqhinge", {}, set()),
-    ("ogd-eps", {}, NO_DF),
-    ("fogd", {}, set()),
-    ("fogd-logit", {}, set()),
-    ("fogd-l2", {}, NO_DF),
-    ("nogd", {}, set()),
-    ("nogd-eps", {}, NO_DF),
-    ("bogd", {}, set()),
-    ("bogd-l2", {}, NO_DF | POOR),
-    ("bogdpp", {}, set()),
-    ("bogdpp-eps", {}, NO_DF),
-    ("bsgd-merge", {}, set()),
-    ("bsgd-removal", {"task": "regression"}, NO_DF | POOR),
-    ("dualsgd", {}, set()),
-    ("dualsgd-logit", {}, set()),
-    ("dualsgd-l2", {}, NO_DF | POOR),
-    ("rrf", {}, set()),
-    ("rrf-logit", {}, set()),
-    ("rrf-l2", {}, NO_DF | POOR),
-    ("sg", {"horizon": 100}, NO_DF | POOR | SAMPLED),
-    ("sg", {"horizon": 100, "exact_predict": True}, NO_DF),
-    ("sg", {"horizon": 100, "exact_predict": True, "task": "classification"}, set()),
-    ("dsg", {}, set()),
-    ("dsg-eps", {}, NO_DF),
-    ("udsg", {}, set()),
-    ("cdsg-hinge", {}, set()),
-]
+# Small models and one thread keep the whole file fast (OpenMP on a busy machine costs more than
+# it gains on 200 rows); the horizon lets partial_fit on a fresh ShrinkingGradient set its step.
+SMALL = dict(n_components=32, budget=50, n_samples=10, batch_size=8, block_size=8, n_threads=1)
+EXTRA = {"sg": {"horizon": 100}}
 
 
-def make(name, **extra):
-    cls, _ = resolve(name)
-    small = {k: v for k, v in SMALL.items() if k in cls._get_param_names()}
-    return ok.make_learner(name, **{**small, **extra})
+def configurations():
+    """(id, registry name, parameters) for every registered name, plus exact ShrinkingGradient."""
+    out = []
+    for name, info in sorted(ok.available_learners().items()):
+        names = info["class"]._get_param_names()
+        params = {k: v for k, v in SMALL.items() if k in names} | EXTRA.get(info["family"], {})
+        if "task" in names:
+            out.append((f"{name}[classification]", name, {**params, "task": "classification"}))
+            if "regression" in info["tasks"]:
+                out.append((f"{name}[regression]", name, {**params, "task": "regression"}))
+        else:
+            out.append((name, name, params))
+    sg = [params for cid, name, params in out if name == "sg"][0]
+    for task in ("classification", "regression"):
+        out.append((f"sg[{task},exact]", "sg", {**sg, "task": task, "exact_predict": True}))
+    return out
 
 
-@pytest.mark.parametrize("name, extra, expected", CASES,
-                         ids=[f"{n}{'-' + '-'.join(f'{k}={v}' for k, v in e.items()) if e else ''}" for n, e, _ in CASES])
-def test_check_estimator(name, extra, expected):
-    est = make(name, **extra)
+CONFIGS = configurations()
+
+# R^2 of one pass (fit, then score on the same rows) on check_regressors_train's data, measured
+# with the SMALL parameters above: why each of these regressors fails that check.
+R2 = {
+    "bogd-eps": 0.277, "bogd-huber": 0.465, "bogd-l1": 0.482, "bogd-l2": 0.499, "bogd-quantile": 0.191,
+    "bogdpp-l1": 0.451, "bogdpp-quantile": 0.421, "bsgd-merge[regression]": -774,
+    "bsgd-removal[regression]": -908, "cdsg-l1": 0.395, "cdsg-quantile": 0.375, "dsg-huber": 0.471,
+    "dsg-quantile": 0.338, "dualsgd-eps": 0.494, "dualsgd-l2": -1.4e8, "fogd-eps": 0.479,
+    "forgetron[regression]": 0.18, "nogd-quantile": 0.366, "ogd-quantile": 0.496,
+    "perceptron[regression]": 0.489, "projectron[regression]": 0.406, "rbp[regression]": 0.162,
+    "rrf-eps": 0.195, "rrf-l1": 0.184, "rrf-l2": 0.278, "sg[regression]": -18.0, "udsg-quantile": 0.368,
+}
+R2_WHY = {
+    "bsgd-merge[regression]": "Pegasos steps 1/(lam t) with the default lam=1e-4 overshoot at first",
+    "bsgd-removal[regression]": "Pegasos steps 1/(lam t) with the default lam=1e-4 overshoot at first",
+    "dualsgd-l2": "the automatic lam = 2/T is far too small for the squared loss (its docstring says "
+                  "regression needs a tuned lam)",
+    "sg[regression]": "the sampled prediction (n_samples=10) is too noisy",
+}
+SOFTMAX = {c: "softmax is multiclass-only (ALGORITHMS.md §2); this check fits 2-class data" for c in (
+    "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
+    "check_decision_proba_consistency", "check_estimators_dtypes", "check_estimators_nan_inf",
+    "check_estimators_pickle", "check_fit2d_1feature", "check_fit_check_is_fitted", "check_fit_idempotent",
+    "check_n_features_in", "check_pipeline_consistency")}
+SAMPLED = {c: "Monte-Carlo prediction: a row's estimate depends on its place in the batch" for c in (
+    "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_pipeline_consistency")}
+
+
+def expected_failures():
+    """{configuration id: {check name: reason}} for every check expected to fail."""
+    out = {}
+    for cid, r2 in R2.items():
+        why = R2_WHY.get(cid, "one pass with the default step size")
+        out.setdefault(cid, {})["check_regressors_train"] = f"R^2 = {r2} < 0.5: {why}"
+    for cid, name, _ in CONFIGS:
+        if name.endswith("-softmax"):
+            out.setdefault(cid, {}).update(SOFTMAX)
+    out["sg[regression]"].update(SAMPLED)
+    out["sg[classification]"] = {**SAMPLED,
+                                 "check_classifiers_classes": "predict and decision_function draw different "
+                                                              "samples, so they may disagree",
+                                 "check_classifiers_train": "the sampled estimate (n_samples=10) is too noisy "
+                                                            "for the accuracy threshold"}
+    return out
+
+
+EXPECTED = expected_failures()
+
+
+@pytest.mark.parametrize("cid, name, params", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_check_estimator(cid, name, params):
+    est = ok.make_learner(name, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(est, on_fail=None)
     failed = {r["check_name"]: r["exception"] for r in results if r["status"] == "failed"}
     assert len(results) > 40
+    expected = EXPECTED.get(cid, {})
     unexpected = {k: repr(v)[:300] for k, v in failed.items() if k not in expected}
     assert not unexpected, unexpected
-    assert set(failed) == expected, f"now passing: {expected - set(failed)}"
+    assert set(failed) == set(expected), f"now passing, remove from EXPECTED: {sorted(set(expected) - set(failed))}"
 
 
-def test_every_family_is_covered():
-    families = {info["family"] for info in ok.available_learners().values()}
-    covered = {resolve(name)[0].family for name, _, _ in CASES}
-    assert families <= covered, families - covered
+def test_expected_failures_name_real_configurations():
+    ids = {cid for cid, _, _ in CONFIGS}
+    assert set(EXPECTED) <= ids, set(EXPECTED) - ids
+    assert {name for _, name, _ in CONFIGS} == set(ok.available_learners())
+    assert all(reason for checks in EXPECTED.values() for reason in checks.values())
+
+
+@pytest.mark.parametrize("cid, name, params", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_regressors_have_no_decision_function(cid, name, params):
+    """hasattr is truthful before and after fitting; a regressor's predict is its score."""
+    est = ok.make_learner(name, **params)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    if is_regressor(est):
+        assert not hasattr(est, "decision_function")
+        est.fit(X, X[:, 0])
+        assert not hasattr(est, "decision_function")
+        with pytest.raises(AttributeError, match="regressor: it has no decision_function"):
+            est.decision_function(X)
+        assert np.all(np.isfinite(est.predict(X)))
+    else:
+        assert is_classifier(est) and hasattr(est, "decision_function")
+        y = np.arange(40) % (3 if name.endswith("-softmax") else 2)
+        s = est.fit(X, y).decision_function(X)
+        assert s.shape[0] == 40 and np.all(np.isfinite(s))
 
 
 def test_import_without_sklearn():

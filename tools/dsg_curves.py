@@ -71,8 +71,13 @@ def loss_values(loss, f, y):
     return np.log1p(np.exp(-np.abs(z))) + np.maximum(0.0, -z)
 
 
+def scores(learner, X):
+    """f(x): a regressor's ``predict`` (it has no ``decision_function``), a classifier's decision values."""
+    return learner.predict(X) if learner.task_ == "regression" else learner.decision_function(X)
+
+
 def objective(learner, Xs, ys, loss):
-    f = learner.decision_function(Xs)
+    f = scores(learner, Xs)
     data = float(np.mean(loss_values(loss, f, ys)))
     reg = 0.5 * learner.nu * float(np.sum(np.asarray(learner.coef_) ** 2))
     return data + reg, reg
@@ -252,7 +257,7 @@ def cmd_synthetic(args):
         f = (1.0 - theta / (i + t0) * nu) * f + Z @ learner.coef_[-1]
         fsum += f
         if i in cps:
-            exact = learner.decision_function(Xt)
+            exact = scores(learner, Xt)
             assert np.allclose(f, exact, rtol=1e-8, atol=1e-10), "incremental test predictions drifted"
             f = exact
             ts.append(i)

@@ -169,7 +169,7 @@ def fixed_random_fourier(X, y, Xt, r, eta, schedule, seed, gamma):
     L = ok.make_learner("fogd-l2", n_components=r, gamma=gamma, eta=eta, seed=seed, n_threads=1,
                         preset="paper")
     res = ok.run_online(L, X, y, keep_scores=True)
-    return np.asarray(res.scores).ravel(), L.decision_function(Xt)
+    return np.asarray(res.scores).ravel(), L.predict(Xt)
 
 
 def have_dsg():
@@ -187,7 +187,7 @@ def dsg_fourier(X, y, Xt, k, eta, schedule, seed, gamma):
     L = ok.make_learner("dsg-l2", preset="paper", batch_size=1, block_size=k, gamma=gamma, theta=eta * (1 + t0), t0=t0,
                         nu=1e-5, seed=seed, n_threads=1)
     res = ok.run_online(L, X, y, keep_scores=True)
-    return np.asarray(res.scores).ravel(), L.decision_function(Xt)
+    return np.asarray(res.scores).ravel(), L.predict(Xt)
 
 
 def dsg_fourier_minimal(X, y, Xt, k, eta, schedule, rng, gamma, nu=1e-5):
@@ -215,7 +215,7 @@ def shrinking(X, y, Xt, m, eta, schedule, norm_bound, setting, seed, gamma, m_te
     one ``run_online`` call): before each step the exact <f_t, Phi(x_t)> is recorded, and a
     decaying schedule sets the core's step (the learner itself has the constant step of
     Theorem 1).  Test points: EST with
-    the training m (``decision_function``) and, if m_test > 0, EST with m_test samples (Theorem 1,
+    the training m (``predict``) and, if m_test > 0, EST with m_test samples (Theorem 1,
     part 3: a test point is estimated to accuracy eps_0 with its own m = O(B^4 T log(1/delta) /
     eps_0^2), independent of the training budget); keys continue the model's post-training
     counter 2^63 + j, so the two test columns use disjoint draws."""
@@ -229,7 +229,7 @@ def shrinking(X, y, Xt, m, eta, schedule, norm_bound, setting, seed, gamma, m_te
             fx[t] = L.core_.exact_py(X[t])[0]          # reads the model only
             L.core_.eta = step_size(eta, schedule, t + 1)
         f[t] = np.asarray(ok.run_online(L, X[t:t + 1], y[t:t + 1], keep_scores=True, reset=t == 0).scores).ravel()[0]
-    ft_m = L.decision_function(Xt)
+    ft_m = L.predict(Xt)
     if m_test > 0:
         j0 = 2 ** 63 + len(Xt)
         ft = np.array([L.estimate(x, m_test, key=j0 + j)[0] for j, x in enumerate(Xt)])
@@ -257,7 +257,7 @@ def run_method(method, data, bud, eta, schedule, seed, args, with_test=True):
         L = ok.ShrinkingGradient(preset="paper", eta=eta, exact_predict=True, norm_bound=1e300, feature=args.setting,
                                  gamma=args.gamma, n_threads=1)
         f = np.asarray(ok.run_online(L, X, y, keep_scores=True).scores).ravel()
-        ft = L.decision_function(Xt)
+        ft = L.predict(Xt)
     elif method == "Shrink-Grad":
         sched, norm_bound = schedule
         f, fx, ft, ft_m, extra = shrinking(X, y, Xt, bud["m"], eta, sched, norm_bound, args.setting, seed, args.gamma,
