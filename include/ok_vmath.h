@@ -277,9 +277,9 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
 #define OK_SC_C4 -2.75573143513906633035e-07
 #define OK_SC_C5  2.08757232129817482790e-09
 #define OK_SC_C6 -1.13596475577881948265e-11
-#define OK_SC_PIO2_1 1.57079632673412561417e+00
-#define OK_SC_PIO2_2 6.07710050630396597660e-11
-#define OK_SC_PIO2_3 2.02226624871116645580e-21
+#define OK_SC_PIO2_1 0x1.921fb54442d18p+0     /* pi/2 rounded to double */
+#define OK_SC_PIO2_2 0x1.1a62633145c07p-54    /* pi/2 - PIO2_1 rounded */
+#define OK_SC_PIO2_3 -0x1.f1976b7ed8fbcp-110  /* pi/2 - PIO2_1 - PIO2_2 rounded (|rest| < 5.6e-50) */
 #define OK_SC_INVPIO2 6.36619772367581382433e-01
 #define OK_SC_LIMIT 1.0e5
 
@@ -319,6 +319,7 @@ ok_cossin8_(__m512d x, __m512d *cc, __m512d *ss) {
     __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ULL);
     *ss = _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(s), q2 | q3, _mm512_castpd_si512(s), sign));
     *cc = _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(c), q1 | q2, _mm512_castpd_si512(c), sign));
+    *ss = _mm512_mask_mov_pd(*ss, _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ), x);  /* sin(-0) = -0 */
 }
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
@@ -336,6 +337,7 @@ ok_cossin4_(__m256d x, __m256d *cc, __m256d *ss) {
     __m256d sign = _mm256_set1_pd(-0.0);
     *ss = _mm256_xor_pd(s, _mm256_and_pd(_mm256_or_pd(q2, q3), sign));
     *cc = _mm256_xor_pd(c, _mm256_and_pd(_mm256_or_pd(q1, q2), sign));
+    *ss = _mm256_blendv_pd(*ss, x, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ));  /* sin(-0) = -0 */
 }
 #undef OK_SC_REDUCE_POLY
 
@@ -467,7 +469,7 @@ static inline void ok_cossin32_1_(float x, double *c, double *s) {
     float cr = fmaf(z * z, pc, fmaf(-0.5f, z, 1.0f));
     int q = (int)k & 3;
     float sv = (q & 1) ? cr : sr, cv = (q & 1) ? sr : cr;
-    *s = (q & 2) ? -sv : sv;
+    *s = x == 0.0f ? (double)x : (q & 2) ? -sv : sv;                  /* sin(-0) = -0 */
     *c = ((q + 1) & 2) ? -cv : cv;
 }
 
@@ -497,6 +499,7 @@ ok_cossin16f_(__m512 x, __m512 *cc, __m512 *ss) {
     __m512i nc = _mm512_slli_epi32(_mm512_and_si512(_mm512_add_epi32(q, _mm512_set1_epi32(1)), _mm512_set1_epi32(2)), 30);
     *ss = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(sw, sr, cr)), ns));
     *cc = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(sw, cr, sr)), nc));
+    *ss = _mm512_mask_mov_ps(*ss, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ), x);  /* sin(-0) = -0 */
 }
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
@@ -509,6 +512,7 @@ ok_cossin8f_(__m256 x, __m256 *cc, __m256 *ss) {
     __m256i nc = _mm256_slli_epi32(_mm256_and_si256(_mm256_add_epi32(q, _mm256_set1_epi32(1)), _mm256_set1_epi32(2)), 30);
     *ss = _mm256_xor_ps(_mm256_blendv_ps(sr, cr, sw), _mm256_castsi256_ps(ns));
     *cc = _mm256_xor_ps(_mm256_blendv_ps(cr, sr, sw), _mm256_castsi256_ps(nc));
+    *ss = _mm256_blendv_ps(*ss, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));  /* sin(-0) = -0 */
 }
 #undef OK_SC32_REDUCE_POLY
 
