@@ -289,13 +289,16 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
 #define OK_SC_INVPIO2 6.36619772367581382433e-01
 #define OK_SC_LIMIT 1.0e5
 
-/* The part both widths share: k, the reduced r = a - k pi/2, and sin(r), cos(r) by fdlibm's
- * polynomials (V: vector type; the intrinsics of one width are passed in). */
-#define OK_SC_REDUCE_POLY(V, SET1, MUL, FMADD, FNMADD, ROUND, x, k, sr, cr)                      \
-    V k = ROUND(MUL(x, SET1(OK_SC_INVPIO2)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);      \
-    V r_ = FNMADD(k, SET1(OK_SC_PIO2_1), x);                                                     \
-    r_ = FNMADD(k, SET1(OK_SC_PIO2_2), r_);                                                      \
-    r_ = FNMADD(k, SET1(OK_SC_PIO2_3), r_);                                                      \
+/* The part both widths share: kd = k + 1.5 2^52 (adding the shifter rounds x 2/pi to the nearest
+ * integer, ties to even, and leaves k mod 2^51 in kd's low bits), the reduced r = a - k pi/2, and
+ * sin(r), cos(r) by fdlibm's polynomials (V: vector type; the intrinsics of one width are passed in). */
+#define OK_SC_SHIFTER 6755399441055744.0
+#define OK_SC_REDUCE_POLY(V, SET1, MUL, ADD, SUB, FMADD, FNMADD, x, kd, sr, cr)                   \
+    V kd = ADD(MUL(x, SET1(OK_SC_INVPIO2)), SET1(OK_SC_SHIFTER));                                 \
+    V k_ = SUB(kd, SET1(OK_SC_SHIFTER));                                                         \
+    V r_ = FNMADD(k_, SET1(OK_SC_PIO2_1), x);                                                    \
+    r_ = FNMADD(k_, SET1(OK_SC_PIO2_2), r_);                                                     \
+    r_ = FNMADD(k_, SET1(OK_SC_PIO2_3), r_);                                                     \
     V z_ = MUL(r_, r_);                                                                          \
     V ps_ = FMADD(z_, SET1(OK_SC_S6), SET1(OK_SC_S5));                                           \
     ps_ = FMADD(z_, ps_, SET1(OK_SC_S4));                                                        \
@@ -310,42 +313,36 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
     pc_ = FMADD(z_, pc_, SET1(OK_SC_C1));                                                        \
     V cr = FMADD(MUL(z_, z_), pc_, FNMADD(SET1(0.5), z_, SET1(1.0)));
 
+/* The quadrant q = k mod 4 from kd's two low bits: bit 0 swaps sin and cos, bit 1 of q (sin) and
+ * of q + 1 (cos) is moved to the sign bit.  sin(r) of r = -0 is +0 (an FMA adding a zero product),
+ * so the lanes with x = +-0 take x itself: fixupimm with token 1 (the source) for the class zero. */
 __attribute__((target("avx512f"), always_inline)) static inline void
 ok_cossin8_(__m512d x, __m512d *cc, __m512d *ss) {
-    OK_SC_REDUCE_POLY(__m512d, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd,
-                      _mm512_roundscale_pd, x, k, sr, cr)
-    /* quadrant q = k mod 4, exactly, in doubles (k is an integer < 2^52) */
-    __m512d q = _mm512_sub_pd(k, _mm512_mul_pd(_mm512_set1_pd(4.0),
-        _mm512_roundscale_pd(_mm512_mul_pd(k, _mm512_set1_pd(0.25)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)));
-    __mmask8 q1 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(1.0), _CMP_EQ_OQ);
-    __mmask8 q2 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(2.0), _CMP_EQ_OQ);
-    __mmask8 q3 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(3.0), _CMP_EQ_OQ);
-    __m512d s = _mm512_mask_blend_pd(q1 | q3, sr, cr);
-    __m512d c = _mm512_mask_blend_pd(q1 | q3, cr, sr);
-    __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ULL);
-    *ss = _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(s), q2 | q3, _mm512_castpd_si512(s), sign));
-    *cc = _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(c), q1 | q2, _mm512_castpd_si512(c), sign));
-    *ss = _mm512_mask_mov_pd(*ss, _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ), x);  /* sin(-0) = -0 */
+    OK_SC_REDUCE_POLY(__m512d, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_sub_pd,
+                      _mm512_fmadd_pd, _mm512_fnmadd_pd, x, kd, sr, cr)
+    __m512i q = _mm512_castpd_si512(kd);
+    __mmask8 sw = _mm512_test_epi64_mask(q, _mm512_set1_epi64(1));
+    __m512i ns = _mm512_slli_epi64(_mm512_and_si512(q, _mm512_set1_epi64(2)), 62);
+    __m512i nc = _mm512_slli_epi64(_mm512_and_si512(_mm512_add_epi64(q, _mm512_set1_epi64(1)), _mm512_set1_epi64(2)), 62);
+    __m512d s = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(_mm512_mask_blend_pd(sw, sr, cr)), ns));
+    *cc = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(_mm512_mask_blend_pd(sw, cr, sr)), nc));
+    *ss = _mm512_fixupimm_pd(s, x, _mm512_set1_epi64(0x100), 0);
 }
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 ok_cossin4_(__m256d x, __m256d *cc, __m256d *ss) {
-    OK_SC_REDUCE_POLY(__m256d, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd,
-                      _mm256_round_pd, x, k, sr, cr)
-    __m256d q = _mm256_sub_pd(k, _mm256_mul_pd(_mm256_set1_pd(4.0),
-                                               _mm256_floor_pd(_mm256_mul_pd(k, _mm256_set1_pd(0.25)))));
-    __m256d q1 = _mm256_cmp_pd(q, _mm256_set1_pd(1.0), _CMP_EQ_OQ);
-    __m256d q2 = _mm256_cmp_pd(q, _mm256_set1_pd(2.0), _CMP_EQ_OQ);
-    __m256d q3 = _mm256_cmp_pd(q, _mm256_set1_pd(3.0), _CMP_EQ_OQ);
-    __m256d swap = _mm256_or_pd(q1, q3);
-    __m256d s = _mm256_blendv_pd(sr, cr, swap);
-    __m256d c = _mm256_blendv_pd(cr, sr, swap);
-    __m256d sign = _mm256_set1_pd(-0.0);
-    *ss = _mm256_xor_pd(s, _mm256_and_pd(_mm256_or_pd(q2, q3), sign));
-    *cc = _mm256_xor_pd(c, _mm256_and_pd(_mm256_or_pd(q1, q2), sign));
-    *ss = _mm256_blendv_pd(*ss, x, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ));  /* sin(-0) = -0 */
+    OK_SC_REDUCE_POLY(__m256d, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd,
+                      _mm256_fmadd_pd, _mm256_fnmadd_pd, x, kd, sr, cr)
+    __m256i q = _mm256_castpd_si256(kd);
+    __m256d sw = _mm256_castsi256_pd(_mm256_slli_epi64(q, 63));          /* blendv reads the sign bit */
+    __m256i ns = _mm256_slli_epi64(_mm256_and_si256(q, _mm256_set1_epi64x(2)), 62);
+    __m256i nc = _mm256_slli_epi64(_mm256_and_si256(_mm256_add_epi64(q, _mm256_set1_epi64x(1)), _mm256_set1_epi64x(2)), 62);
+    __m256d s = _mm256_xor_pd(_mm256_blendv_pd(sr, cr, sw), _mm256_castsi256_pd(ns));
+    *cc = _mm256_xor_pd(_mm256_blendv_pd(cr, sr, sw), _mm256_castsi256_pd(nc));
+    *ss = _mm256_blendv_pd(s, x, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ));  /* sin(+-0) = +-0 */
 }
 #undef OK_SC_REDUCE_POLY
+#undef OK_SC_SHIFTER
 
 /* The lanes the kernel does not cover (|a| >= OK_SC_LIMIT or NaN) through scalar libm. */
 static void ok_cossin_fix_(const double *a, double *c, double *s, int n) {
