@@ -15,8 +15,9 @@
  * them in a fixed tree, and the build uses -ffp-contract=off, so dot/axpy give the same bits at
  * every level and for any block split.  exp comes from glibc's libmvec (4 ulp) when the build
  * found it (OK_HAVE_LIBMVEC), else from scalar libm; cos and sin from onlinekern's own vector
- * kernel below (AVX2 and AVX-512 give the same bits).  Both can differ from scalar libm (level 0)
- * by a few ulp, which is why the level can be pinned.  Array tails
+ * kernel below (AVX2 and AVX-512 give the same bits; within 2 ulp of the exact values, 1.51
+ * measured).  Both can differ from scalar libm (level 0, within 1 ulp) in the last bits, which is
+ * why the level can be pinned.  Array tails
  * are padded to a full vector, so an element's value never depends on its position in a block
  * (and so never on the thread count).  libmvec is declared here rather than through <math.h>
  * because glibc only declares it under -ffast-math, which we keep out of the build.
@@ -256,11 +257,16 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
  *
  * The random-feature learners need cos and sin of the same D arguments.  libmvec computes them
  * in two passes, each with its own argument reduction (0.86 ns per pair at AVX-512 here); this
- * kernel reduces once and evaluates both polynomials (0.62 ns).  Method (fdlibm's): k = the
- * nearest integer to a 2/pi, r = a - k pi/2 with pi/2 in three 33-bit parts (each k * part is
- * exact for |k| < 2^20) subtracted by FMA, then fdlibm's minimax polynomials __kernel_sin and
- * __kernel_cos on |r| <= pi/4 and the quadrant k mod 4.  Error <= 2.3e-16 absolute against libm
- * for |a| < 1e5 (tests/test_vmath.py); lanes with |a| >= 1e5 or NaN take scalar libm, lane by
+ * kernel reduces once and evaluates both polynomials (0.62 ns).  Method: k = the nearest integer
+ * to a 2/pi, r = a - k pi/2 with pi/2 as three doubles (159 bits) subtracted by FMA, then fdlibm's
+ * minimax polynomials __kernel_sin and __kernel_cos on |r| <= pi/4 and the quadrant k mod 4.
+ * Inside an FMA each k * part is exact; the first step is exact too (a - k PIO2_1 is a multiple of
+ * 2^-52, or of ulp(a) for |a| < 1, below 1 in magnitude), the other two round once each, and the
+ * rest of pi/2 left out, 5.6e-50 k, is ~1e-35 of the smallest |r| of any double below 1e5 (6.2e-19,
+ * a = 45.553093477052, k = 29).  So r is within about 1 ulp of the exact a - k pi/2 where cos or
+ * sin is tiny.  Error against the exact cos and sin (mpmath, tests/test_vmath.py): at most 1.51
+ * ulp measured for |a| < 1e5 (0.99 at the doubles nearest k pi/2; the tests hold it to 2 ulp),
+ * <= 2.3e-16 absolute; sin(+-0) = +-0.  Lanes with |a| >= 1e5 or NaN take scalar libm, lane by
  * lane, so every element's value depends on that element alone -- never on its neighbours, its
  * position or the vector width.  AVX2 and AVX-512 run the same operations in the same order and
  * give the same bits.  Level 0 uses scalar libm throughout. */
@@ -277,19 +283,22 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
 #define OK_SC_C4 -2.75573143513906633035e-07
 #define OK_SC_C5  2.08757232129817482790e-09
 #define OK_SC_C6 -1.13596475577881948265e-11
-#define OK_SC_PIO2_1 1.57079632673412561417e+00
-#define OK_SC_PIO2_2 6.07710050630396597660e-11
-#define OK_SC_PIO2_3 2.02226624871116645580e-21
+#define OK_SC_PIO2_1 0x1.921fb54442d18p+0     /* pi/2 rounded to double */
+#define OK_SC_PIO2_2 0x1.1a62633145c07p-54    /* pi/2 - PIO2_1 rounded */
+#define OK_SC_PIO2_3 -0x1.f1976b7ed8fbcp-110  /* pi/2 - PIO2_1 - PIO2_2 rounded (|rest| < 5.6e-50) */
 #define OK_SC_INVPIO2 6.36619772367581382433e-01
 #define OK_SC_LIMIT 1.0e5
 
-/* The part both widths share: k, the reduced r = a - k pi/2, and sin(r), cos(r) by fdlibm's
- * polynomials (V: vector type; the intrinsics of one width are passed in). */
-#define OK_SC_REDUCE_POLY(V, SET1, MUL, FMADD, FNMADD, ROUND, x, k, sr, cr)                      \
-    V k = ROUND(MUL(x, SET1(OK_SC_INVPIO2)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);      \
-    V r_ = FNMADD(k, SET1(OK_SC_PIO2_1), x);                                                     \
-    r_ = FNMADD(k, SET1(OK_SC_PIO2_2), r_);                                                      \
-    r_ = FNMADD(k, SET1(OK_SC_PIO2_3), r_);                                                      \
+/* The part both widths share: kd = k + 1.5 2^52 (adding the shifter rounds x 2/pi to the nearest
+ * integer, ties to even, and leaves k mod 2^51 in kd's low bits), the reduced r = a - k pi/2, and
+ * sin(r), cos(r) by fdlibm's polynomials (V: vector type; the intrinsics of one width are passed in). */
+#define OK_SC_SHIFTER 6755399441055744.0
+#define OK_SC_REDUCE_POLY(V, SET1, MUL, ADD, SUB, FMADD, FNMADD, x, kd, sr, cr)                   \
+    V kd = ADD(MUL(x, SET1(OK_SC_INVPIO2)), SET1(OK_SC_SHIFTER));                                 \
+    V k_ = SUB(kd, SET1(OK_SC_SHIFTER));                                                         \
+    V r_ = FNMADD(k_, SET1(OK_SC_PIO2_1), x);                                                    \
+    r_ = FNMADD(k_, SET1(OK_SC_PIO2_2), r_);                                                     \
+    r_ = FNMADD(k_, SET1(OK_SC_PIO2_3), r_);                                                     \
     V z_ = MUL(r_, r_);                                                                          \
     V ps_ = FMADD(z_, SET1(OK_SC_S6), SET1(OK_SC_S5));                                           \
     ps_ = FMADD(z_, ps_, SET1(OK_SC_S4));                                                        \
@@ -304,40 +313,36 @@ OK_VLOOP(ok_log_avx512_, "avx512f", 8, _mm512_loadu_pd, _mm512_storeu_pd, _ZGVeN
     pc_ = FMADD(z_, pc_, SET1(OK_SC_C1));                                                        \
     V cr = FMADD(MUL(z_, z_), pc_, FNMADD(SET1(0.5), z_, SET1(1.0)));
 
+/* The quadrant q = k mod 4 from kd's two low bits: bit 0 swaps sin and cos, bit 1 of q (sin) and
+ * of q + 1 (cos) is moved to the sign bit.  sin(r) of r = -0 is +0 (an FMA adding a zero product),
+ * so the lanes with x = +-0 take x itself: fixupimm with token 1 (the source) for the class zero. */
 __attribute__((target("avx512f"), always_inline)) static inline void
 ok_cossin8_(__m512d x, __m512d *cc, __m512d *ss) {
-    OK_SC_REDUCE_POLY(__m512d, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd,
-                      _mm512_roundscale_pd, x, k, sr, cr)
-    /* quadrant q = k mod 4, exactly, in doubles (k is an integer < 2^52) */
-    __m512d q = _mm512_sub_pd(k, _mm512_mul_pd(_mm512_set1_pd(4.0),
-        _mm512_roundscale_pd(_mm512_mul_pd(k, _mm512_set1_pd(0.25)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)));
-    __mmask8 q1 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(1.0), _CMP_EQ_OQ);
-    __mmask8 q2 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(2.0), _CMP_EQ_OQ);
-    __mmask8 q3 = _mm512_cmp_pd_mask(q, _mm512_set1_pd(3.0), _CMP_EQ_OQ);
-    __m512d s = _mm512_mask_blend_pd(q1 | q3, sr, cr);
-    __m512d c = _mm512_mask_blend_pd(q1 | q3, cr, sr);
-    __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ULL);
-    *ss = _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(s), q2 | q3, _mm512_castpd_si512(s), sign));
-    *cc = _mm512_castsi512_pd(_mm512_mask_xor_epi64(_mm512_castpd_si512(c), q1 | q2, _mm512_castpd_si512(c), sign));
+    OK_SC_REDUCE_POLY(__m512d, _mm512_set1_pd, _mm512_mul_pd, _mm512_add_pd, _mm512_sub_pd,
+                      _mm512_fmadd_pd, _mm512_fnmadd_pd, x, kd, sr, cr)
+    __m512i q = _mm512_castpd_si512(kd);
+    __mmask8 sw = _mm512_test_epi64_mask(q, _mm512_set1_epi64(1));
+    __m512i ns = _mm512_slli_epi64(_mm512_and_si512(q, _mm512_set1_epi64(2)), 62);
+    __m512i nc = _mm512_slli_epi64(_mm512_and_si512(_mm512_add_epi64(q, _mm512_set1_epi64(1)), _mm512_set1_epi64(2)), 62);
+    __m512d s = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(_mm512_mask_blend_pd(sw, sr, cr)), ns));
+    *cc = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(_mm512_mask_blend_pd(sw, cr, sr)), nc));
+    *ss = _mm512_fixupimm_pd(s, x, _mm512_set1_epi64(0x100), 0);
 }
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 ok_cossin4_(__m256d x, __m256d *cc, __m256d *ss) {
-    OK_SC_REDUCE_POLY(__m256d, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd,
-                      _mm256_round_pd, x, k, sr, cr)
-    __m256d q = _mm256_sub_pd(k, _mm256_mul_pd(_mm256_set1_pd(4.0),
-                                               _mm256_floor_pd(_mm256_mul_pd(k, _mm256_set1_pd(0.25)))));
-    __m256d q1 = _mm256_cmp_pd(q, _mm256_set1_pd(1.0), _CMP_EQ_OQ);
-    __m256d q2 = _mm256_cmp_pd(q, _mm256_set1_pd(2.0), _CMP_EQ_OQ);
-    __m256d q3 = _mm256_cmp_pd(q, _mm256_set1_pd(3.0), _CMP_EQ_OQ);
-    __m256d swap = _mm256_or_pd(q1, q3);
-    __m256d s = _mm256_blendv_pd(sr, cr, swap);
-    __m256d c = _mm256_blendv_pd(cr, sr, swap);
-    __m256d sign = _mm256_set1_pd(-0.0);
-    *ss = _mm256_xor_pd(s, _mm256_and_pd(_mm256_or_pd(q2, q3), sign));
-    *cc = _mm256_xor_pd(c, _mm256_and_pd(_mm256_or_pd(q1, q2), sign));
+    OK_SC_REDUCE_POLY(__m256d, _mm256_set1_pd, _mm256_mul_pd, _mm256_add_pd, _mm256_sub_pd,
+                      _mm256_fmadd_pd, _mm256_fnmadd_pd, x, kd, sr, cr)
+    __m256i q = _mm256_castpd_si256(kd);
+    __m256d sw = _mm256_castsi256_pd(_mm256_slli_epi64(q, 63));          /* blendv reads the sign bit */
+    __m256i ns = _mm256_slli_epi64(_mm256_and_si256(q, _mm256_set1_epi64x(2)), 62);
+    __m256i nc = _mm256_slli_epi64(_mm256_and_si256(_mm256_add_epi64(q, _mm256_set1_epi64x(1)), _mm256_set1_epi64x(2)), 62);
+    __m256d s = _mm256_xor_pd(_mm256_blendv_pd(sr, cr, sw), _mm256_castsi256_pd(ns));
+    *cc = _mm256_xor_pd(_mm256_blendv_pd(cr, sr, sw), _mm256_castsi256_pd(nc));
+    *ss = _mm256_blendv_pd(s, x, _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ));  /* sin(+-0) = +-0 */
 }
 #undef OK_SC_REDUCE_POLY
+#undef OK_SC_SHIFTER
 
 /* The lanes the kernel does not cover (|a| >= OK_SC_LIMIT or NaN) through scalar libm. */
 static void ok_cossin_fix_(const double *a, double *c, double *s, int n) {
@@ -437,7 +442,9 @@ OK_MULTI_W(void, ok_project32, (long Dp, int d, int m, const float *restrict v, 
 /* cos and sin in float32: k = the nearest integer to x 2/pi, r = x - k pi/2 with pi/2 in three
  * float parts subtracted by FMA (the first step is exact for |k| < 2^17), Cephes' sinf/cosf
  * polynomials on |r| <= pi/4 and the quadrant k mod 4.  Error <= 1.2e-7 absolute against
- * cos/sin of the same float32 argument in float64 (tests/test_float32.py).  Lanes with
+ * cos/sin of the same float32 argument in float64 (tests/test_float32.py), and within 2 float32
+ * ulps of the exact values (1.52 measured, also at the floats nearest k pi/2: the rest of pi/2
+ * left out is 1.1e-23 k; tests/test_vmath.py); sin(+-0) = +-0.  Lanes with
  * |x| >= OK_SC32_LIMIT or NaN take float64 libm, lane by lane. */
 #define OK_SC32_INVPIO2 0.636619772367581343f
 #define OK_SC32_PIO2_1 1.57079637050628662109375f
@@ -467,7 +474,7 @@ static inline void ok_cossin32_1_(float x, double *c, double *s) {
     float cr = fmaf(z * z, pc, fmaf(-0.5f, z, 1.0f));
     int q = (int)k & 3;
     float sv = (q & 1) ? cr : sr, cv = (q & 1) ? sr : cr;
-    *s = (q & 2) ? -sv : sv;
+    *s = x == 0.0f ? (double)x : (q & 2) ? -sv : sv;                  /* sin(-0) = -0 */
     *c = ((q + 1) & 2) ? -cv : cv;
 }
 
@@ -497,6 +504,7 @@ ok_cossin16f_(__m512 x, __m512 *cc, __m512 *ss) {
     __m512i nc = _mm512_slli_epi32(_mm512_and_si512(_mm512_add_epi32(q, _mm512_set1_epi32(1)), _mm512_set1_epi32(2)), 30);
     *ss = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(sw, sr, cr)), ns));
     *cc = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mask_blend_ps(sw, cr, sr)), nc));
+    *ss = _mm512_mask_mov_ps(*ss, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ), x);  /* sin(-0) = -0 */
 }
 
 __attribute__((target("avx2,fma"), always_inline)) static inline void
@@ -509,6 +517,7 @@ ok_cossin8f_(__m256 x, __m256 *cc, __m256 *ss) {
     __m256i nc = _mm256_slli_epi32(_mm256_and_si256(_mm256_add_epi32(q, _mm256_set1_epi32(1)), _mm256_set1_epi32(2)), 30);
     *ss = _mm256_xor_ps(_mm256_blendv_ps(sr, cr, sw), _mm256_castsi256_ps(ns));
     *cc = _mm256_xor_ps(_mm256_blendv_ps(cr, sr, sw), _mm256_castsi256_ps(nc));
+    *ss = _mm256_blendv_ps(*ss, x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));  /* sin(-0) = -0 */
 }
 #undef OK_SC32_REDUCE_POLY
 

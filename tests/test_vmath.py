@@ -1,10 +1,16 @@
-"""The dispatched math kernels: accuracy against numpy and independence from SIMD level."""
+"""The dispatched math kernels: accuracy against numpy and a high-precision reference (mpmath),
+and independence from SIMD level."""
 
 import numpy as np
 import pytest
 
 from onlinekern._core import vmath
 from streams import run_at_levels
+
+ULP_KERNEL = 2.0     # onlinekern's float64 cos/sin kernel, |x| < 1e5 (levels 1-2): max measured 1.51
+ULP_LIBM = 1.0       # glibc's scalar cos/sin: level 0, and the lanes the kernel hands to libm
+ULP_KERNEL32 = 2.0   # the float32 path, in float32 ulps of the float32 argument's cos/sin: 1.52
+KERNEL_LIMIT = 1e5   # OK_SC_LIMIT and OK_SC32_LIMIT: larger |x| (and NaN) take libm
 
 
 @pytest.mark.parametrize("n", list(range(0, 20)) + [1000, 1003])
@@ -122,7 +128,186 @@ def test_dot_is_bit_identical_at_every_simd_level():
     for r in results[:-1]:
         assert r["dot"] == results[-1]["dot"]
         assert r["project"] == results[-1]["project"]
-        # cos/sin come from libmvec at levels 1-2 and libm at 0: a few ulp apart at most
+        # cos/sin come from onlinekern's kernel at levels 1-2 and libm at 0: within 2 ulp
         for cs_a, cs_b in zip(r["cos"], results[-1]["cos"]):
             np.testing.assert_allclose([float.fromhex(v) for v in cs_a], [float.fromhex(v) for v in cs_b],
                                        rtol=0, atol=4e-16)
+
+
+# --- ulp error against a high-precision reference ----------------------------------------------
+
+def ulp_arguments(mpmath, seed=17, all_k=False, n=1000):
+    """Named float64 argument sets: random over the learners' range and beyond it (the libm
+    fallback), the doubles nearest k pi/2 (where cos or sin is tiny and only an accurate argument
+    reduction gives a small relative error) and their neighbours 1 and 1000 ulp away, and special
+    values.  ``all_k`` takes every k with |k pi/2| < 1e5 instead of a sample; ``n`` sets the size
+    of the random sets."""
+    rng = np.random.default_rng(seed)
+    sign = lambda n: rng.choice([-1.0, 1.0], n)
+    kmax = int(KERNEL_LIMIT / (np.pi / 2))
+    if all_k:
+        ks = np.arange(1, kmax + 1)
+    else:   # 1..256 holds the closest double to a multiple in range: k = 29, |x - k pi/2| = 6.2e-19
+        ks = np.unique(np.concatenate([np.arange(1, 257), 29 * 2 ** np.arange(12), rng.integers(257, kmax + 1, 400)]))
+    with mpmath.workprec(256):
+        near = np.array([float(int(k) * mpmath.pi / 2) for k in ks])
+    near = np.concatenate([near, -near])
+    out = {
+        "uniform |x| < 1e5": rng.uniform(-KERNEL_LIMIT, KERNEL_LIMIT, 2 * n),
+        "normal(0, 30)": rng.normal(0, 30, n),
+        "log-uniform 1e-6..1e5": sign(n) * np.exp(rng.uniform(np.log(1e-6), np.log(KERNEL_LIMIT), n)),
+        "beyond 1e5 (libm)": sign(n // 3) * np.exp(rng.uniform(np.log(KERNEL_LIMIT), np.log(1e300), n // 3)),
+        "nearest k pi/2": near,
+        "k pi/2 +-1 ulp": np.concatenate([np.nextafter(near, np.inf), np.nextafter(near, -np.inf)]),
+        "k pi/2 +-1000 ulp": np.concatenate([near + 1000 * np.spacing(near), near - 1000 * np.spacing(near)]),
+        "special": np.array([0.0, -0.0, 5e-324, -5e-324, 1e-300, -1e-300, 1e-8, -1e-8,
+                             np.nextafter(KERNEL_LIMIT, 0), -np.nextafter(KERNEL_LIMIT, 0), KERNEL_LIMIT,
+                             1e300, np.inf, -np.inf, np.nan]),
+    }
+    return out
+
+
+def exact(mpmath, x, f):
+    """f(x) for each float x, by mpmath at 256 bits (it widens its own precision to reduce large
+    arguments)."""
+    with mpmath.workprec(256):
+        return [f(mpmath.mpf(float(v))) for v in x]
+
+
+def ulp_errors(mpmath, ref, y, bits=53):
+    """|y - ref| in units in the last place (of a ``bits``-bit float) of the exact values ``ref``;
+    0 where both are NaN, inf where only one is or where an exact zero is missed."""
+    tiny = -1074 if bits == 53 else -149
+    err = np.empty(len(ref))
+    with mpmath.workprec(256):
+        for i, (r, yi) in enumerate(zip(ref, y)):
+            if mpmath.isnan(r) or not np.isfinite(yi):
+                err[i] = 0.0 if (mpmath.isnan(r) and np.isnan(yi)) else np.inf
+            elif r == 0:
+                err[i] = 0.0 if yi == 0 else np.inf
+            else:
+                ulp = mpmath.ldexp(1, max(int(mpmath.frexp(r)[1]) - bits, tiny))
+                err[i] = float(abs(mpmath.mpf(float(yi)) - r) / ulp)
+    return err
+
+
+ULP_CHILD = r"""
+import json, numpy as np
+from onlinekern._core import vmath
+x = np.load(ARGS)
+x32 = np.load(ARGS32)
+c, s = vmath.cossin(x)
+c32, s32 = vmath.cossin32(x32)
+print(json.dumps({"level": vmath.simd_level(), "c": [v.hex() for v in c.tolist()], "s": [v.hex() for v in s.tolist()],
+                  "c32": [v.hex() for v in c32.tolist()], "s32": [v.hex() for v in s32.tolist()]}))
+"""
+
+
+def run_ulp_children(mpmath, directory, **sets_kw):
+    """The argument sets, and (cos, sin) of the float64 and float32 paths at every SIMD level."""
+    sets = ulp_arguments(mpmath, **sets_kw)
+    x = np.concatenate(list(sets.values()))
+    with np.errstate(over="ignore"):
+        x32 = x.astype(np.float32)
+    x32 = x32[~(np.abs(x32) >= KERNEL_LIMIT)]        # the float32 kernel's range, and NaN
+    np.save(directory / "args.npy", x)
+    np.save(directory / "args32.npy", x32)
+    child = ULP_CHILD.replace("ARGS32", repr(str(directory / "args32.npy"))).replace("ARGS", repr(str(directory / "args.npy")))
+    runs = []
+    for r in run_at_levels(child):
+        h = lambda key: np.array([float.fromhex(v) for v in r[key]])
+        runs.append({"level": r["level"], "c": h("c"), "s": h("s"), "c32": h("c32"), "s32": h("s32"),
+                     "bits": {k: r[k] for k in ("c", "s", "c32", "s32")}})
+    return sets, x, x32, runs
+
+
+@pytest.fixture(scope="module")
+def ulp_runs(tmp_path_factory):
+    mpmath = pytest.importorskip("mpmath")
+    sets, x, x32, runs = run_ulp_children(mpmath, tmp_path_factory.mktemp("ulp"))
+    x32d = x32.astype(np.float64)
+    refs = {"c": exact(mpmath, x, mpmath.cos), "s": exact(mpmath, x, mpmath.sin),
+            "c32": exact(mpmath, x32d, mpmath.cos), "s32": exact(mpmath, x32d, mpmath.sin)}
+    for r in runs:
+        for key, ref in refs.items():
+            r["e" + key] = ulp_errors(mpmath, ref, r[key], bits=24 if key.endswith("32") else 53)
+    return sets, x, x32, runs
+
+
+def test_cossin_ulp_error_at_every_simd_level(ulp_runs):
+    """Against mpmath: within ULP_KERNEL ulp where onlinekern's kernel runs (levels 1-2, |x| < 1e5),
+    within ULP_LIBM where glibc's libm does; including the doubles nearest multiples of pi/2,
+    where the reduction's last part of pi/2 decides the relative error (it was ~1e5 ulp without it)."""
+    _, x, _, runs = ulp_runs
+    assert [r["level"] for r in runs][-1] == 0
+    for r in runs:
+        kernel = (np.abs(x) < KERNEL_LIMIT) if r["level"] > 0 else np.zeros(len(x), bool)
+        for name, err in (("cos", r["ec"]), ("sin", r["es"])):
+            bound = np.where(kernel, ULP_KERNEL, ULP_LIBM)
+            bad = np.flatnonzero(~(err <= bound))
+            assert bad.size == 0, (f"level {r['level']}: {name} off by {err[bad[:5]]} ulp at x = "
+                                   f"{x[bad[:5]].tolist()} ({bad.size} arguments)")
+
+
+def test_cossin32_ulp_error_at_every_simd_level(ulp_runs):
+    """The float32 path against the exact cos/sin of the float32 argument, in float32 ulps,
+    including the floats nearest multiples of pi/2 (its three float parts of pi/2 suffice there)."""
+    _, _, x32, runs = ulp_runs
+    for r in runs:
+        for name, err in (("cos", r["ec32"]), ("sin", r["es32"])):
+            bad = np.flatnonzero(~(err <= ULP_KERNEL32))
+            assert bad.size == 0, (f"level {r['level']}: float32 {name} off by {err[bad[:5]]} ulp at x = "
+                                   f"{x32[bad[:5]].tolist()}")
+
+
+def test_sin_keeps_the_sign_of_zero_at_every_simd_level(ulp_runs):
+    """sin(-0.0) = -0.0 and sin(+0.0) = +0.0 (the values compare equal, so the sign bit is checked),
+    sin of a tiny argument is the argument itself, cos(+-0) = 1; on both paths, at every level."""
+    _, x, x32, runs = ulp_runs
+    for r in runs:
+        for xs, c, s in ((x, r["c"], r["s"]), (x32, r["c32"], r["s32"])):
+            zero = xs == 0
+            assert np.signbit(xs[zero]).any() and not np.signbit(xs[zero]).all()
+            assert np.array_equal(np.signbit(s[zero]), np.signbit(xs[zero])), f"level {r['level']}: sin(-0)"
+            assert np.all(c[zero] == 1.0)
+            tiny = (np.abs(xs) < 1e-200) & (xs != 0)
+            assert np.array_equal(s[tiny], xs[tiny].astype(np.float64)), f"level {r['level']}: sin(tiny)"
+
+
+def test_cossin_kernel_is_bit_identical_on_avx2_and_avx512(ulp_runs):
+    """The float64 kernel runs the same operations at both vector widths (on a CPU without AVX-512
+    both runs are the AVX2 level)."""
+    runs = ulp_runs[3]
+    assert runs[0]["level"] >= runs[1]["level"] and runs[1]["level"] in (0, 1)
+    if runs[1]["level"] == 1:
+        assert runs[0]["bits"] == runs[1]["bits"]
+
+
+if __name__ == "__main__":
+    # PYTHONPATH=. python tests/test_vmath.py [--all-k]: the largest ulp error per argument set at
+    # every level; --all-k: every k pi/2 below 1e5 and 20 times the random arguments (~10 min)
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import mpmath
+    with tempfile.TemporaryDirectory() as d:
+        big = "--all-k" in sys.argv
+        sets, x, x32, runs = run_ulp_children(mpmath, Path(d), all_k=big, n=20000 if big else 1000)
+    x32d = x32.astype(np.float64)
+    refs = {name: (exact(mpmath, xs, mpmath.cos), exact(mpmath, xs, mpmath.sin)) for name, xs in sets.items()}
+    ref32 = exact(mpmath, x32d, mpmath.cos), exact(mpmath, x32d, mpmath.sin)
+    for r in runs:
+        print(f"level {r['level']}: max ulp error (cos, sin)")
+        i = 0
+        for name, xs in sets.items():
+            sl = slice(i, i + len(xs))
+            i += len(xs)
+            ec = ulp_errors(mpmath, refs[name][0], r["c"][sl]).max()
+            es = ulp_errors(mpmath, refs[name][1], r["s"][sl]).max()
+            print(f"  {name:24s} n = {len(xs):6d}  {ec:9.4g}  {es:9.4g}")
+        ec = ulp_errors(mpmath, ref32[0], r["c32"], bits=24).max()
+        es = ulp_errors(mpmath, ref32[1], r["s32"], bits=24).max()
+        print(f"  float32 path (all sets)  n = {len(x32):6d}  {ec:9.4g}  {es:9.4g}  (float32 ulps)")
+        print("  sin(-0.0) = %r, sin(-0.0f) = %r" % (r["s"][x == 0][np.signbit(x[x == 0])][0],
+                                                   r["s32"][x32 == 0][np.signbit(x32[x32 == 0])][0]))
