@@ -163,6 +163,8 @@ def extensions():
                 extra_compile_args=list(compile_args),
                 extra_link_args=[],
                 libraries=["m"],
+                # every header: a changed kernel rebuilds the modules (build_ext compares times)
+                depends=sorted(str(h.relative_to(HERE)) for h in (HERE / "include").glob("*.h")),
             )
         )
     return exts

@@ -93,7 +93,7 @@ def test_width_choice_is_online_and_consistent():
     res = ok.run_online(learner, X, y, seed=0, keep_scores=True)
     yy = np.where(y[res.order] > 0, 1.0, -1.0)
     assert res.n_mistakes == int(np.sum(yy * res.scores <= 0))
-    assert learner.width_choice_["decided_at"] in STAGES
+    assert learner.width_choice_["decided_at"] in STAGES + (len(y),)   # a stage, or the end of a short stream
     assert res.curve["n_seen"][-1] == len(y)
     assert np.all(np.diff(res.curve["mistake_rate"] * res.curve["n_seen"]) >= -1e-9)
 
@@ -172,7 +172,6 @@ SHORTFALLS = {
     ("bogdpp-eps", "abalone"): 1.265,
     ("bogdpp-eps", "cadata"): 1.034,
     ("bogdpp-huber", "abalone"): 0.997,
-    ("bogdpp-huber", "cadata"): 1.023,
     ("bogdpp-quantile", "abalone"): 1.020,
     ("bogdpp-quantile", "cadata"): 1.073,
     ("bsgd-merge", "cadata"): 0.905,

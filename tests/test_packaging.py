@@ -22,7 +22,7 @@ def pyproject():
 def test_version_has_one_source():
     project = pyproject()["project"]
     assert "version" not in project and "version" in project["dynamic"]
-    assert pyproject()["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "onlinekern.__version__"}
+    assert pyproject()["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "onlinekern.version.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+", ok.__version__)
 
 

@@ -87,16 +87,16 @@ def cells(only, sets):
 
 def measure(args):
     out = Path(args.out)
-    done = set()
+    done = {}
     if out.exists():
-        for line in out.read_text().splitlines():
-            r = json.loads(line)
-            done.add((r["learner"], r["data"], r["features"]))
+        for r in load(out):
+            done[r["learner"], r["data"], r["features"]] = r
     cache = {}
     with out.open("a") as f:
         for name, task, data in cells(args.only, args.sets):
             for features in ("raw", "scaled"):
-                if (name, data, features) in done:
+                prev = done.get((name, data, features))
+                if prev is not None and (not args.tuned or "tuned" in prev):
                     continue
                 if (data, features) not in cache:
                     X, y = load_cell(args.data_dir, data, args.rows)
@@ -105,10 +105,14 @@ def measure(args):
                     cache[data, features] = (X, y, trivial_error(y, task))
                 X, y, triv = cache[data, features]
                 t0 = time.perf_counter()
-                err, sec, chosen, why = run_cell(name, task, X, y)
-                rec = {"learner": name, "task": task, "data": data, "features": features,
-                       "rows": int(len(y)), "default": err, "trivial": triv, "seconds": sec,
-                       "chosen": chosen, "failure": why}
+                if prev is None:
+                    err, sec, chosen, why = run_cell(name, task, X, y)
+                    rec = {"learner": name, "task": task, "data": data, "features": features,
+                           "rows": int(len(y)), "default": err, "trivial": triv, "seconds": sec,
+                           "chosen": chosen, "failure": why}
+                else:                  # a default measured earlier: add the tuned error to it
+                    rec = {"learner": name, "data": data, "features": features}
+                    err = prev["default"]
                 if args.tuned:
                     rec["tuned"], rec["tuned_params"] = tuned_cell(name, task, X, y)
                 rec["wall"] = time.perf_counter() - t0
@@ -128,8 +132,18 @@ def learns(r, best_tuned):
     return bt is not None and bt > RATIO[r["task"]] * r["trivial"] and r["default"] <= 1.1 * bt
 
 
+def load(path):
+    """The cells of a results file: records of the same cell merged in order (a later ``--tuned``
+    run adds its tuned error to the default measured before)."""
+    cells_ = {}
+    for line in Path(path).read_text().splitlines():
+        r = json.loads(line)
+        cells_.setdefault((r["learner"], r["data"], r["features"]), {}).update(r)
+    return list(cells_.values())
+
+
 def report(args):
-    recs = [json.loads(line) for line in Path(args.out).read_text().splitlines()]
+    recs = load(args.out)
     best_tuned = {}
     for r in recs:
         if math.isfinite(r.get("tuned", math.inf)):
