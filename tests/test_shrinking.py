@@ -239,11 +239,16 @@ def test_default_eta_and_required_horizon():
     # T unknown (partial_fit on a fresh model): eta or horizon is required
     with pytest.raises(ValueError, match="horizon"):
         ok.ShrinkingGradient().partial_fit(X, y)
-    L = ok.ShrinkingGradient(horizon=400, norm_bound=2.0).fit(X, y)
+    L = ok.ShrinkingGradient(horizon=400, norm_bound=2.0, preset="paper").fit(X, y)
     assert L.eta_ == 0.1 and L.core_.eta == 0.1
-    # fit knows T = 20 rows: eta = B / sqrt(T) (Theorem 1)
-    L = ok.ShrinkingGradient(norm_bound=2.0).fit(X, y)
+    # fit knows T = 20 rows: eta = B / sqrt(T) (Theorem 1) with the paper preset or exact
+    # predictions, sqrt(m / 2) / T for the sampled prediction under the product preset
+    L = ok.ShrinkingGradient(norm_bound=2.0, preset="paper").fit(X, y)
     assert L.horizon_ == 20 and L.core_.eta == 2.0 / np.sqrt(20)
+    L = ok.ShrinkingGradient(norm_bound=2.0, exact_predict=True).fit(X, y)
+    assert L.core_.eta == 2.0 / np.sqrt(20)
+    L = ok.ShrinkingGradient(norm_bound=2.0, n_samples=50).fit(X, y)
+    assert L.eta_ == L.core_.eta == np.sqrt(25.0) / 20
     for bad in [dict(eta=0.1, feature="cosine"), dict(eta=0.1, n_samples=0), dict(eta=-1.0),
                 dict(eta=0.1, norm_bound=0), dict(horizon=0), dict(eta=0.1, exact_predict="yes")]:
         with pytest.raises(ValueError):

@@ -580,7 +580,9 @@ class ShrinkingGradient(KernelLearner):
         set by the accuracy wanted: the estimate's variance falls as 1/m, while training keeps
         the m its regret bound and its budget assume (ext, not in §3.16).
     eta : float or None
-        Step size; None = B_n / sqrt(T) with T the stream length (Theorem 1).
+        Step size; None: a rule on the stream length T (``eta_``): B_n / sqrt(T) (Theorem 1) with
+        the paper preset or ``exact_predict``, sqrt(n_samples / 2) / T (the sampled prediction's
+        noise stays below the standardised targets' spread) with the product preset.
     horizon : int or None
         Stream length T for the default step (None: the rows given to ``fit`` or
         ``run_online``; ``partial_fit`` on a fresh model then needs eta or horizon).
@@ -655,15 +657,31 @@ class ShrinkingGradient(KernelLearner):
 
     @property
     def eta_(self):
-        """The step size in use: eta, or norm_bound / sqrt(T) with T = horizon or the length of
-        the stream given to ``fit`` / ``run_online``."""
+        """The step size in use: eta; else, with T = horizon or the length of the stream given to
+        ``fit`` / ``run_online``, the paper's norm_bound / sqrt(T) (Theorem 1) under
+        ``preset="paper"`` or ``exact_predict``, and sqrt(n_samples / 2) / T under the product
+        preset.
+
+        The product rule keeps the sampled prediction's noise below the targets' spread (they
+        are standardised online, so about 1): EST averages m terms bounded by 2 ||alpha||_1
+        (|psi psi'| <= 2 for the Fourier feature), so its standard deviation is at most
+        sqrt(2 / m) ||alpha||_1, and each step adds about eta |y - E| ~ eta to ||alpha||_1, so
+        ||alpha||_1 <= eta T.  eta = sqrt(m / 2) / T bounds the noise by 1 at the end of the
+        stream.  Measured on the first 5,000 rows of permutation 0 of abalone, casp and cadata
+        (m = 100, RMSE over the running mean's): the paper's step 3.1x and 3.0x (abalone, casp)
+        with the product's width and targets, 1.30x, 1.74x and 2.05x with the whole paper preset;
+        this rule 0.94x, 1.05x and 1.00x -- no longer worse than the mean, not yet learning.
+        """
         if self.eta is not None:
             return float(self.eta)
         T = self.__dict__.get("horizon_", self.horizon)
         if T is None:
             raise ValueError("ShrinkingGradient needs eta, or horizon (the stream length T) for the "
-                             "default step eta = norm_bound / sqrt(T) (Theorem 1); fit and run_online "
-                             "know T, partial_fit and unscanned streams do not")
+                             "default step (norm_bound / sqrt(T), Theorem 1; sqrt(n_samples / 2) / T "
+                             "under the product preset); fit and run_online know T, partial_fit "
+                             "and unscanned streams do not")
+        if self.preset_ == "auto" and not self.exact_predict:
+            return float(np.sqrt(int(self.n_samples) / 2.0)) / float(T)
         return float(self.norm_bound) / float(np.sqrt(T))
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
