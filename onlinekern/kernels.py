@@ -6,6 +6,7 @@ multiples of the median-heuristic width, with and without each feature divided b
 (:mod:`onlinekern.selection`).  The papers' widths (1/d, or a number tuned on data min-max scaled
 to [0, 1]) stay reachable through ``preset="paper"`` or an explicit ``gamma``.
 """
+import hashlib
 import numbers
 
 import numpy as np
@@ -86,6 +87,22 @@ def width_candidates(X, seed=0, scale=1.0):
     """
     S = _sample(X, seed)
     d = X.shape[1]
+    key = (hashlib.blake2b(np.ascontiguousarray(S).view(np.uint8)).digest(), S.shape, d,
+           float(scale))
+    if key not in _CANDIDATES:
+        if len(_CANDIDATES) >= 8:
+            _CANDIDATES.pop(next(iter(_CANDIDATES)), None)
+        _CANDIDATES[key] = _candidates_of_sample(X, S, d, seed, scale)
+    return [(None if s is None else s.copy(), g) for s, g in _CANDIDATES[key]]
+
+
+# The candidates of the last few samples seen: every learner of a sweep or benchmark over the same
+# data gets the same (deterministic) list without recomputing the O(N^2) median heuristics.
+_CANDIDATES = {}
+
+
+def _candidates_of_sample(X, S, d, seed, scale):
+    """:func:`width_candidates` of the sample ``S`` of ``X`` (computed, not cached)."""
     if S.shape[0] < 2:       # one row (river's learn_one, a first partial_fit of one row): no
         return [(None, 1.0 / d)]        # distances, no ranges -- LIBSVM's 1/d on the raw features
     s = feature_scale(X, seed)

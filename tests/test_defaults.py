@@ -108,6 +108,20 @@ def test_auto_width_learns_where_one_rule_fails():
     assert auto < 0.6 * median, (auto, median)
 
 
+def test_width_candidates_cache_is_exact_and_private():
+    """The cached candidates equal a fresh computation, and a caller changing its copy changes
+    nothing for the next caller."""
+    from onlinekern import kernels
+    X, _ = _binary(n=500)
+    first = kernels.width_candidates(X, seed=3)
+    first[0][0][:] = -1.0
+    again = kernels.width_candidates(X, seed=3)
+    fresh = kernels._candidates_of_sample(X, kernels._sample(X, 3), X.shape[1], 3, 1.0)
+    assert len(again) == len(fresh)
+    for (s1, g1), (s2, g2) in zip(again, fresh):
+        assert g1 == g2 and (s1 is None and s2 is None or np.array_equal(s1, s2))
+
+
 def test_trivial_error_matches_a_plain_loop():
     rng = np.random.default_rng(3)
     y = rng.choice([3, 5, 7], size=400, p=[0.5, 0.3, 0.2])
@@ -182,11 +196,9 @@ SHORTFALLS = {
     ("dualsgd-eps", "cadata"): 0.903,
     ("forgetron", "cadata"): 0.909,
     ("rbp", "cadata"): 0.906,
-    ("sg", "svmguide1"): 0.907,
-    ("sg", "pendigits"): 0.871,
-    ("sg", "letter.scale"): 0.990,
-    ("sg", "abalone"): 2.778,
-    ("sg", "cadata"): 3.013,
+    ("sg", "letter.scale"): 0.989,
+    ("sg", "abalone"): 0.938,
+    ("sg", "cadata"): 1.006,
     ("udsg-quantile", "cadata"): 0.928,
 }
 

@@ -10,6 +10,9 @@ the papers' preset and grid, then one pass with the chosen point), and the cells
 learns even tuned count as learning when the default is within 1.1 x the best tuned learner.
 
     python tools/bench_defaults.py --data-dir ../shared/data --out defaults.jsonl   # resumable
+
+Unbudgeted kernel OGD and the doubly stochastic family cost O(t^2) per pass (minutes per cell at
+5,000 rows on 2 cores); they run on the first ``--slow-rows`` rows (2,000) of the same permutation.
     python tools/bench_defaults.py --out defaults.jsonl --report            # tables + plot only
     python tools/bench_defaults.py --only fogd-hinge,ogd-l2 --sets a9a,abalone --tuned
 """
@@ -75,8 +78,23 @@ def tuned_cell(name, task, X, y):
         return math.inf, {"error": str(exc)}
 
 
-def cells(only, sets):
+SLOW = ("ogd", "dsg", "udsg", "cdsg")    # families measured on --slow-rows rows (O(t^2) passes)
+
+
+def distinct_learners():
+    """Registered names without aliases: ``bogd`` and ``bogd-hinge`` are one learner (the name
+    with the loss suffix is kept)."""
+    seen = {}
     for name, info in ok.available_learners().items():
+        key = (info["class"], info["loss"])
+        if key not in seen or "-" in name and "-" not in seen[key]:
+            seen[key] = name
+    return [n for n in ok.available_learners() if n in seen.values()]
+
+
+def cells(only, sets):
+    for name in distinct_learners():
+        info = ok.available_learners()[name]
         if only and name not in only:
             continue
         for task in info["tasks"]:
@@ -94,16 +112,18 @@ def measure(args):
     cache = {}
     with out.open("a") as f:
         for name, task, data in cells(args.only, args.sets):
+            slow = ok.available_learners()[name]["family"] in SLOW
+            rows = min(args.rows, args.slow_rows) if slow else args.rows
             for features in ("raw", "scaled"):
                 prev = done.get((name, data, features))
                 if prev is not None and (not args.tuned or "tuned" in prev):
                     continue
-                if (data, features) not in cache:
-                    X, y = load_cell(args.data_dir, data, args.rows)
+                if (data, features, rows) not in cache:
+                    X, y = load_cell(args.data_dir, data, rows)
                     if features == "scaled":
                         X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
-                    cache[data, features] = (X, y, trivial_error(y, task))
-                X, y, triv = cache[data, features]
+                    cache[data, features, rows] = (X, y, trivial_error(y, task))
+                X, y, triv = cache[data, features, rows]
                 t0 = time.perf_counter()
                 if prev is None:
                     err, sec, chosen, why = run_cell(name, task, X, y)
@@ -198,6 +218,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     p.add_argument("--rows", type=int, default=5000)
+    p.add_argument("--slow-rows", type=int, default=2000,
+                   help=f"rows for the O(t^2) families {', '.join(SLOW)}")
     p.add_argument("--only", type=lambda s: set(s.split(",")), default=None, help="learner names")
     p.add_argument("--sets", type=lambda s: set(s.split(",")), default=None, help="data set names")
     p.add_argument("--tuned", action="store_true", help="also the learner's own tuned error (slow)")
