@@ -260,8 +260,8 @@ def test_no_module_uses_another_modules_private_names():
     assert not violations, "private names used across modules:\n" + "\n".join(violations)
 
 
-ENGINE_LAYERS = ["grids", "store", "specs", "data", "runner", "tuning", "sweep", "report", "config",
-                 "sweep_cli", "report_cli"]
+ENGINE_LAYERS = ["grids", "store", "specs", "data", "runner", "tuning", "sweep", "report", "shrinking",
+                 "curves", "figures", "config", "sweep_cli", "report_cli"]
 
 
 def test_experiment_engine_modules_import_only_lower_layers():
