@@ -340,3 +340,14 @@ def test_checker_finds_private_names(tmp_path):
 def test_dunder_names_are_not_private(tmp_path, src):
     _write(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "", "pkg/b.py": src})
     assert check_tree(tmp_path, "pkg") == ([], [])
+
+
+def test_no_module_outside_learners_and_core_exceeds_700_lines():
+    """The house rule: a module outside onlinekern/learners and onlinekern/_core is at most 700 lines."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if parts[0] not in ("learners", "_core") and n > 700:
+            long.append(f"{path.relative_to(REPO)}: {n} lines")
+    assert not long, "modules over 700 lines:\n" + "\n".join(long)
