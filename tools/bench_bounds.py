@@ -341,12 +341,8 @@ def cases():
         ("fogd-hinge", COD, "fogd", {"n_components": 1600, "gamma": 1.0, "eta": 0.5}, "D̂=1600, γ=1, η=0.5", "feature", None),
         ("sg", COD, "sg", {"task": "classification", "n_samples": 100}, "m=100, Fourier, γ=1/d", "sg", None),
     ]
-    out = []
-    for name, data, fam, params, setting, kind, rows in L:
-        out.append({"name": name, "data": data[0], "files": data[1], "family": fam, "params": params,
-                    "setting": setting, "kind": kind, "rows": rows,
-                    "budget": params.get("budget")})
-    return out
+    return [{"name": name, "data": data[0], "files": data[1], "family": fam, "params": params, "setting": setting,
+             "kind": kind, "rows": rows, "budget": params.get("budget")} for name, data, fam, params, setting, kind, rows in L]
 
 
 MISTAKE = ("perceptron", "rbp", "forgetron", "projectron")
@@ -428,15 +424,11 @@ def bound(cost, p):
 
 
 def fmt_n(v):
-    if v == 0:
-        return "0"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if v >= 1e4:
-        return f"{v / 1e3:.0f}k"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f}k"
-    return f"{v:.3g}"
+    """A count in a few characters: 0, 3.21, 1.2k, 45k, 1.23M."""
+    for lim, div, spec, suffix in ((1e6, 1e6, ".2f", "M"), (1e4, 1e3, ".0f", "k"), (1e3, 1e3, ".1f", "k")):
+        if v >= lim:
+            return f"{v / div:{spec}}{suffix}"
+    return "0" if v == 0 else f"{v:.3g}"
 
 
 def main(argv=None):

@@ -21,29 +21,16 @@ import onlinekern as ok
 
 
 def budgeted_learners():
-    """{name: class} of every registered learner class with a ``budget`` parameter (its family
-    name, i.e. its default loss)."""
-    out = {}
-    seen = set()
-    for name, info in ok.available_learners().items():
-        cls = info["class"]
-        if cls in seen or "budget" not in cls._get_param_names():
-            continue
-        seen.add(cls)
-        out[info["family"]] = cls
-    return out
+    """{family name: class} of every registered learner class with a ``budget`` parameter (the
+    family name runs its default loss)."""
+    return {info["family"]: info["class"] for info in ok.available_learners().values()
+            if "budget" in info["class"]._get_param_names()}
 
 
 def make(cls, budget, gamma, threads, rank=None):
-    names = cls._get_param_names()
-    params = {"budget": budget}
-    if rank is not None and "rank" in names:
-        params["rank"] = rank
-    if "gamma" in names:
-        params["gamma"] = gamma
-    if "n_threads" in names:
-        params["n_threads"] = threads
-    return cls(**params)
+    """``cls`` at ``budget`` with the kernel width, threads and rank where it has them."""
+    given = {"budget": budget, "rank": rank, "gamma": gamma, "n_threads": threads}
+    return cls(**{k: v for k, v in given.items() if v is not None and k in cls._get_param_names()})
 
 
 def ratio_table(table, budgets, us, failed, tolerance, what):
