@@ -45,12 +45,15 @@ def not_fitted_error():
 
 
 def check_y(y):
+    """``y`` as an array; scikit-learn's ValueError when it is None."""
     if y is None:
         raise ValueError("this learner requires y to be passed, but the target y is None")
     return np.asarray(y)
 
 
 def column_or_1d(y):
+    """``y`` as a 1-D array: a column vector is raveled with scikit-learn's DataConversionWarning,
+    any other shape is a ValueError."""
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
@@ -62,6 +65,7 @@ def column_or_1d(y):
 
 
 def assert_all_finite(a):
+    """ValueError with scikit-learn's message when ``a`` holds NaN or infinity."""
     # the sum is a cheap first test; overflow to inf falls through to the exact test
     if a.size and not np.isfinite(np.sum(a)):
         if np.isnan(a).any():
@@ -87,6 +91,8 @@ def feature_names(X):
 
 
 def check_feature_names(est, X, reset):
+    """Record (``reset``) or check the column names of ``X`` against ``est.feature_names_in_``,
+    warning or raising as scikit-learn does."""
     names = feature_names(X)
     if reset:
         if names is not None:

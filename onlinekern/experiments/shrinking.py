@@ -71,6 +71,7 @@ EXACT = "Kernel-OGD (exact)"       # reference: Shrinking Gradient with exact ke
 
 
 def step_size(eta, schedule, t):
+    """The step at example t (from 1): ``eta`` ("const"), eta/sqrt(t) ("sqrt") or eta/t ("inv")."""
     if schedule == "const":
         return eta
     if schedule == "sqrt":
@@ -155,6 +156,7 @@ def dsg_coord(X, y, Xt, k, eta, schedule, rng, nu=1e-5):
 # ---- Fourier features: onlinekern's FOGD and DSG ---------------------------------------------------
 
 def fixed_random_fourier(X, y, Xt, r, eta, schedule, seed, gamma):
+    """onlinekern's FOGD (squared loss, r frequencies, constant step): (online scores, test predictions)."""
     L = make_learner("fogd-l2", n_components=r, gamma=gamma, eta=eta, seed=seed, n_threads=1,
                      preset="paper")
     res = run_online(L, X, y, keep_scores=True)
@@ -309,6 +311,7 @@ def evaluate(D, bud, args):
 
 
 def hyper(r):
+    """The chosen schedule of a method's result (and B_n for Shrinking Gradient), for printing."""
     return f"{r['schedule']}, B_n {r['norm_bound']:g}" if "norm_bound" in r else r["schedule"]
 
 
@@ -318,6 +321,7 @@ COLORS = {"Fixed-Random": "tab:blue", "Doubly-Stoch": "tab:orange", "Shrink-Grad
 
 
 def plot(xs, results, xlabel, title, path, logx=False):
+    """Three panels (loss of f_t, online MSE, test MSE) of every method against ``xs``, to ``path``."""
     from matplotlib.figure import Figure
     fig = Figure(figsize=(16, 4.4))
     axes = fig.subplots(1, 3)
