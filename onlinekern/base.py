@@ -1,5 +1,8 @@
 """OnlineLearner: the scikit-learn-style Python half of every learner, written once.
 
+Its parameter checks and presets live in :mod:`onlinekern.params`, its input checks in
+:mod:`onlinekern.validation` (both re-exported here).
+
 A learner class declares its hyper-parameters in an explicit ``__init__`` (stored unchanged, as
 scikit-learn requires), its CLI family name, accepted losses and tasks, and implements one hook,
 ``_make_core``, which builds the compiled core (``onlinekern._core``).  Everything else —
@@ -36,106 +39,21 @@ learner (the list, with measured figures, is enforced by tests/test_sklearn_comp
 """
 import contextlib
 import inspect
-import numbers
-import sys
-import warnings
 
 import joblib
 import numpy as np
 import scipy.sparse as sp
 
-from onlinekern._core.features import PRECISIONS
 from onlinekern._core.learner import TASK_CODES, RowData
 from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
 from onlinekern.kernels import resolve_gamma, scale_features, width_candidates
+# The parameter checks and presets (onlinekern.params) and NotFittedError (onlinekern.validation)
+# are re-exported: learners and users import them from here.
+from onlinekern.params import (AUTO, PARAM_CHECKS, PRESETS, check_nonnegative, check_positive,  # noqa: F401
+                               check_positive_int, is_auto)
 from onlinekern.selection import select_width
-from onlinekern.seeding import check_seed
-
-
-class NotFittedError(ValueError, AttributeError):
-    """Raised when a learner is used for prediction before it has seen data."""
-
-
-def check_positive(name, v):
-    """ValueError naming ``name`` unless ``v`` is a finite number > 0."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-
-
-def check_nonnegative(name, v):
-    """ValueError naming ``name`` unless ``v`` is a finite number >= 0."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
-
-
-def check_positive_int(name, v):
-    """ValueError naming ``name`` unless ``v`` is an integer >= 1."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-
-
-def _unit_open(name, v):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not 0 < v < 1:
-        raise ValueError(f"{name} must lie strictly between 0 and 1, got {v!r}")
-
-
-def _threads(name, v):
-    if v is not None:
-        check_positive_int(name, v)
-
-
-def _seed(name, v):
-    check_seed(v)
-
-
-def _precision(name, v):
-    if v not in PRECISIONS:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, PRECISIONS))}, got {v!r}")
-
-
-def _gamma(name, v):
-    if v is None or (isinstance(v, str) and v.strip().lower() in ("median", AUTO)):
-        return
-    resolve_gamma(v, None)
-
-
-def _preset(name, v):
-    if v not in PRESETS:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, PRESETS))}, got {v!r}")
-
-
-AUTO = "auto"
-#: ``preset="auto"``: the product defaults, resolved on the first data (scale-free kernel width,
-#: regression targets standardised online, per-learner rules); ``preset="paper"``: every
-#: parameter left at ``"auto"`` takes the papers' value (ALGORITHMS.md's defaults tables).
-PRESETS = ("auto", "paper")
-
-
-def is_auto(value):
-    """Whether a hyper-parameter value is the adaptive default ``"auto"``."""
-    return isinstance(value, str) and value.strip().lower() == AUTO
-
-
-# Checks by parameter name, shared by every learner that has the parameter.
-PARAM_CHECKS = {
-    "eta": check_positive,
-    "lam": check_nonnegative,
-    "epsilon": check_nonnegative,
-    "huber_delta": check_positive,
-    "quantile": _unit_open,
-    "n_components": check_positive_int,
-    "budget": check_positive_int,             # None only where the learner's default is None
-    "seed": _seed,
-    "n_threads": _threads,
-    "gamma": _gamma,
-    "rank": check_positive_int,
-    "k_merge": check_positive_int,
-    "horizon": check_positive_int,            # None only where the learner's default is None
-    "eta_linear": check_positive,
-    "precision": _precision,
-    "preset": _preset,
-}
-
+from onlinekern.validation import (NotFittedError, assert_all_finite, check_feature_names, check_y,  # noqa: F401
+                                   column_or_1d, not_fitted_error)
 
 class OnlineLearner:
     """Base class of every onlinekern learner (scikit-learn conventions).
@@ -203,7 +121,7 @@ class OnlineLearner:
         return task
 
     def _encode_y(self, y):
-        y = _column_or_1d(y)
+        y = column_or_1d(y)
         if self.task_ == "regression":
             y = np.asarray(y, dtype=np.float64)
             if not np.all(np.isfinite(y)):
@@ -251,7 +169,7 @@ class OnlineLearner:
         fitted width: exactly for dense X, at most for sparse X (a LIBSVM file whose trailing
         features never occur has fewer columns; its missing columns are zeros).
         """
-        _check_feature_names(self, X, reset)
+        check_feature_names(self, X, reset)
         X = self._check_X(X)
         name = type(self).__name__
         n, d = X.shape
@@ -265,7 +183,7 @@ class OnlineLearner:
             m = self.n_features_in_
             if d > m or (d != m and not sp.issparse(X)):
                 raise ValueError(f"X has {d} features, but {name} is expecting {m} features as input.")
-        _assert_all_finite(X.data if sp.issparse(X) else X)
+        assert_all_finite(X.data if sp.issparse(X) else X)
         return X
 
     def _n_threads(self):
@@ -456,7 +374,7 @@ class OnlineLearner:
 
     def _check_fitted(self):
         if "core_" not in self.__dict__:
-            raise _not_fitted_error()(f"this {type(self).__name__} has not seen any data yet; call fit or partial_fit first")
+            raise not_fitted_error()(f"this {type(self).__name__} has not seen any data yet; call fit or partial_fit first")
 
     # ---- scikit-learn API ----------------------------------------------------------------
     def partial_fit(self, X, y, classes=None):
@@ -471,7 +389,7 @@ class OnlineLearner:
         """
         first = "core_" not in self.__dict__
         X = self._validate_X(X, reset=first, min_samples=1 if first else 0)
-        y = _check_y(y)
+        y = check_y(y)
         if first:
             if classes is None and self._task_kind() == "classification":
                 raise ValueError("classes must be given on the first call to partial_fit "
@@ -490,7 +408,7 @@ class OnlineLearner:
         """
         self._reset()
         X = self._validate_X(X, reset=True, min_samples=1)
-        y = _check_y(y)
+        y = check_y(y)
         self._initialize(X, y, None, n_stream=X.shape[0])
         return self._learn(X, y)
 
@@ -537,7 +455,7 @@ class OnlineLearner:
     def score(self, X, y):
         """Accuracy (classification) or R^2 (regression)."""
         pred = self.predict(X)
-        y = _column_or_1d(_check_y(y))
+        y = column_or_1d(check_y(y))
         if self.task_ == "regression":
             y = y.astype(np.float64)
             ss_res = np.sum((y - pred) ** 2)
@@ -718,96 +636,6 @@ class FeatureLearner(RandomFeatureModel, OnlineLearner):
     """Base of random-feature learners: a linear model on z(x)."""
 
     size_name = "features"
-
-
-# ---- input checks in scikit-learn's words, without importing scikit-learn ---------------------
-def _conversion_warning():
-    """scikit-learn's DataConversionWarning when scikit-learn is already imported, else UserWarning.
-
-    scikit-learn is only a test extra: never import it here just to warn.
-    """
-    exc = sys.modules.get("sklearn.exceptions")
-    return getattr(exc, "DataConversionWarning", UserWarning)
-
-
-_NOT_FITTED = {}
-
-
-def _not_fitted_error():
-    """NotFittedError, also a scikit-learn NotFittedError when scikit-learn is already imported
-    (its checks and ``except sklearn.exceptions.NotFittedError`` then recognise it)."""
-    exc = sys.modules.get("sklearn.exceptions")
-    base = getattr(exc, "NotFittedError", None)
-    if base is None or issubclass(NotFittedError, base):
-        return NotFittedError
-    if base not in _NOT_FITTED:
-        _NOT_FITTED[base] = type("NotFittedError", (NotFittedError, base),
-                                 {"__module__": __name__, "__doc__": NotFittedError.__doc__})
-    return _NOT_FITTED[base]
-
-
-def _check_y(y):
-    if y is None:
-        raise ValueError("this learner requires y to be passed, but the target y is None")
-    return np.asarray(y)
-
-
-def _column_or_1d(y):
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
-                      "of y to (n_samples,), for example using ravel().", _conversion_warning(), stacklevel=3)
-        return y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
-    return y
-
-
-def _assert_all_finite(a):
-    # the sum is a cheap first test; overflow to inf falls through to the exact test
-    if a.size and not np.isfinite(np.sum(a)):
-        if np.isnan(a).any():
-            raise ValueError("Input X contains NaN.")
-        if not np.isfinite(a).all():
-            raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
-
-
-def _feature_names(X):
-    """Column names of a data frame when they are all strings (scikit-learn's rule), else None."""
-    cols = getattr(X, "columns", None)
-    if cols is None or sp.issparse(X):
-        return None
-    names = np.asarray(cols, dtype=object)
-    kinds = {isinstance(c, str) for c in names}
-    if kinds == {True}:
-        return names
-    if kinds == {True, False}:
-        raise TypeError("Feature names are only supported if all input features have string names, "
-                        f"but your input has {sorted({type(c).__name__ for c in names})} as feature name / "
-                        "column name types. Convert them all to strings to use feature names.")
-    return None
-
-
-def _check_feature_names(est, X, reset):
-    names = _feature_names(X)
-    if reset:
-        if names is not None:
-            est.feature_names_in_ = names
-        else:
-            est.__dict__.pop("feature_names_in_", None)
-        return
-    fitted = est.__dict__.get("feature_names_in_")
-    if fitted is None and names is None:
-        return
-    name = type(est).__name__
-    if names is not None and fitted is None:
-        warnings.warn(f"X has feature names, but {name} was fitted without feature names", UserWarning, stacklevel=4)
-    elif names is None:
-        warnings.warn(f"X does not have valid feature names, but {name} was fitted with feature names",
-                      UserWarning, stacklevel=4)
-    elif len(names) != len(fitted) or np.any(names != fitted):
-        raise ValueError("The feature names should match those that were passed during fit.\n"
-                         f"Fitted with: {list(fitted)[:10]}\nGiven: {list(names)[:10]}")
 
 
 def _same(a, b):

@@ -260,8 +260,8 @@ def test_no_module_uses_another_modules_private_names():
     assert not violations, "private names used across modules:\n" + "\n".join(violations)
 
 
-ENGINE_LAYERS = ["grids", "store", "specs", "data", "runner", "tuning", "sweep", "report", "config",
-                 "sweep_cli", "report_cli"]
+ENGINE_LAYERS = ["grids", "store", "specs", "data", "runner", "tuning", "sweep", "report", "shrinking",
+                 "curves", "figures", "config", "sweep_cli", "report_cli"]
 
 
 def test_experiment_engine_modules_import_only_lower_layers():
@@ -340,3 +340,14 @@ def test_checker_finds_private_names(tmp_path):
 def test_dunder_names_are_not_private(tmp_path, src):
     _write(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "", "pkg/b.py": src})
     assert check_tree(tmp_path, "pkg") == ([], [])
+
+
+def test_no_module_outside_learners_and_core_exceeds_700_lines():
+    """The house rule: a module outside onlinekern/learners and onlinekern/_core is at most 700 lines."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if parts[0] not in ("learners", "_core") and n > 700:
+            long.append(f"{path.relative_to(REPO)}: {n} lines")
+    assert not long, "modules over 700 lines:\n" + "\n".join(long)

@@ -11,7 +11,7 @@ import onlinekern as ok
 from onlinekern.train import main
 
 import reference_shrinking as ref
-from streams import load_tool, score_f
+from streams import score_f
 
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -374,7 +374,7 @@ def test_seeds():
     assert not np.array_equal(a, c)
 
 
-# --- the ICML'17 Section 6 experiment (tools/shrinking_experiment.py) ------------------------------
+# --- the ICML'17 Section 6 experiment (onlinekern.experiments.shrinking) -------------------------
 
 @pytest.mark.parametrize("schedule", ["const", "sqrt", "inv"])
 def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
@@ -382,7 +382,7 @@ def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
     # the function f_t, not of the estimate E_t; the tool once reported only the latter.  Here the
     # tool's exact column must be sum_{i<t} alpha_i x_i^T x_t (no shrink: B_n huge), its E_t column
     # the learner's own pre-update scores, and alpha_t = eta_t (y_t - E_t) with the scheduled step.
-    se = load_tool("shrinking_experiment")
+    from onlinekern.experiments import shrinking as se
     X, y, Xt, yt = se.make_data(40, 60, 20, 5, "coordinate", 0.5, seed=1)
     eta, m = 0.5, 8
     f, fx, ft, ft_m, info = se.shrinking(X, y, Xt, m, eta, schedule, 1e9, "coordinate", 2, 0.5, 4000)

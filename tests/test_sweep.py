@@ -636,6 +636,13 @@ def test_missing_data_file_is_a_data_error(tmp_path, capsys):
 @pytest.mark.parametrize("name", available_experiments())
 def test_shipped_experiment_files_dry_run(shared_data, name, capsys):
     exp = load_experiment(name)
+    if not hasattr(exp, "data"):                          # a [figure] file (tests/test_figures.py)
+        for d in exp.params.get("datasets", []):
+            for f in {"casp": ["casp"], "ijcnn1": ["ijcnn1", "ijcnn1.t"]}[d]:
+                shared_data.compressed(f)
+        assert main(["--config", name, "--data-dir", str(shared_data.root), "--dry-run"]) == 0
+        assert f"{name}: " in capsys.readouterr().out
+        return
     for d in exp.data.values():
         for f in d["files"]:
             shared_data.compressed(f)                    # skip (or fail in CI) without the data

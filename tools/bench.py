@@ -179,12 +179,10 @@ def bench_learners(data, repeats):
             X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
             y = y / 20.999
         for name, params in learners:
-            secs, res = [], None
-            for _ in range(repeats):
-                res = ok.run_online(ok.make_learner(name, n_threads=1, **params), X, y, seed=0)
-                secs.append(res.seconds)
+            med, runs = h.side_by_side({name: lambda: ok.run_online(ok.make_learner(name, n_threads=1, **params), X, y,
+                                                                    seed=0)}, repeats, seconds=lambda r: r.seconds)
+            s, res = med[name], runs[name][-1]
             err = f"{res.rmse:.4f}" if res.task == "regression" else f"{res.mistake_rate:.2f}"
-            s = h.median(secs)
             print(f"| {label} | {X.shape[0]:,} | {name} | {params} | {err} | {res.model_size:,} | {s:.3f} | {s / X.shape[0] * 1e6:.2f} |")
             out.append({"data": label, "learner": name, "params": params, "error": res.error, "seconds": s})
     return out

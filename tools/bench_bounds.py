@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -90,10 +91,8 @@ def measure_rng(n=2_000_000, repeats=5):
 
 
 def level_of(ws):
-    for name, lim in LEVEL_LIMITS:
-        if ws <= lim:
-            return name
-    return "DRAM"
+    """The memory level a working set of ``ws`` bytes fits in."""
+    return next(name for name, lim in LEVEL_LIMITS if ws <= lim)
 
 
 # ---- cost models ------------------------------------------------------------------------------
@@ -101,14 +100,14 @@ def level_of(ws):
 # working set bytes)].  st: the run's statistics (arrays over the presented examples).
 
 
+@dataclass
 class Cost:
-    def __init__(self):
-        self.madd = 0.0
-        self.exp = 0.0
-        self.cossin = 0.0
-        self.normal = 0.0
-        self.parts = {}           # label -> [bytes per example, working set]
-        self.notes = []
+    madd: float = 0.0
+    exp: float = 0.0
+    cossin: float = 0.0
+    normal: float = 0.0
+    parts: dict = field(default_factory=dict)     # label -> [bytes per example, working set]
+    notes: list = field(default_factory=list)
 
     def mem(self, label, nbytes, ws):
         if label in self.parts:
@@ -300,7 +299,7 @@ K = "kernel"
 def cases():
     g4 = {"gamma": 4.0, "budget": 1000}
     L = [
-        # ijcnn1, B = 1000: parameters tuned by tools/bench_budgeted.py (BENCHMARKS.md)
+        # ijcnn1, B = 1000: parameters tuned by the budget-family-ijcnn1 experiment file (BENCHMARKS.md)
         ("rbp", IJ, "rbp", dict(g4), "B=1000, γ=4", K, None),
         ("forgetron", IJ, "forgetron", dict(g4), "B=1000, γ=4", K, None),
         ("projectron", IJ, "projectron", dict(g4, proj_eta=0.1), "B=1000, γ=4, η_proj=0.1", K, None),
@@ -342,12 +341,8 @@ def cases():
         ("fogd-hinge", COD, "fogd", {"n_components": 1600, "gamma": 1.0, "eta": 0.5}, "D̂=1600, γ=1, η=0.5", "feature", None),
         ("sg", COD, "sg", {"task": "classification", "n_samples": 100}, "m=100, Fourier, γ=1/d", "sg", None),
     ]
-    out = []
-    for name, data, fam, params, setting, kind, rows in L:
-        out.append({"name": name, "data": data[0], "files": data[1], "family": fam, "params": params,
-                    "setting": setting, "kind": kind, "rows": rows,
-                    "budget": params.get("budget")})
-    return out
+    return [{"name": name, "data": data[0], "files": data[1], "family": fam, "params": params, "setting": setting,
+             "kind": kind, "rows": rows, "budget": params.get("budget")} for name, data, fam, params, setting, kind, rows in L]
 
 
 MISTAKE = ("perceptron", "rbp", "forgetron", "projectron")
@@ -429,15 +424,11 @@ def bound(cost, p):
 
 
 def fmt_n(v):
-    if v == 0:
-        return "0"
-    if v >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if v >= 1e4:
-        return f"{v / 1e3:.0f}k"
-    if v >= 1e3:
-        return f"{v / 1e3:.1f}k"
-    return f"{v:.3g}"
+    """A count in a few characters: 0, 3.21, 1.2k, 45k, 1.23M."""
+    for lim, div, spec, suffix in ((1e6, 1e6, ".2f", "M"), (1e4, 1e3, ".0f", "k"), (1e3, 1e3, ".1f", "k")):
+        if v >= lim:
+            return f"{v / div:{spec}}{suffix}"
+    return "0" if v == 0 else f"{v:.3g}"
 
 
 def main(argv=None):

@@ -21,29 +21,16 @@ import onlinekern as ok
 
 
 def budgeted_learners():
-    """{name: class} of every registered learner class with a ``budget`` parameter (its family
-    name, i.e. its default loss)."""
-    out = {}
-    seen = set()
-    for name, info in ok.available_learners().items():
-        cls = info["class"]
-        if cls in seen or "budget" not in cls._get_param_names():
-            continue
-        seen.add(cls)
-        out[info["family"]] = cls
-    return out
+    """{family name: class} of every registered learner class with a ``budget`` parameter (the
+    family name runs its default loss)."""
+    return {info["family"]: info["class"] for info in ok.available_learners().values()
+            if "budget" in info["class"]._get_param_names()}
 
 
 def make(cls, budget, gamma, threads, rank=None):
-    names = cls._get_param_names()
-    params = {"budget": budget}
-    if rank is not None and "rank" in names:
-        params["rank"] = rank
-    if "gamma" in names:
-        params["gamma"] = gamma
-    if "n_threads" in names:
-        params["n_threads"] = threads
-    return cls(**params)
+    """``cls`` at ``budget`` with the kernel width, threads and rank where it has them."""
+    given = {"budget": budget, "rank": rank, "gamma": gamma, "n_threads": threads}
+    return cls(**{k: v for k, v in given.items() if v is not None and k in cls._get_param_names()})
 
 
 def ratio_table(table, budgets, us, failed, tolerance, what):
@@ -51,17 +38,13 @@ def ratio_table(table, budgets, us, failed, tolerance, what):
     head = ["learner"] + [f"B={b} (µs/ex, {what})" if i == 0 else f"B={b}" for i, b in enumerate(budgets)] + \
         [f"{b2}/{b1}" for b1, b2 in zip(budgets, budgets[1:])] + \
         ["all ratios <= 2" + (f" (1 + {tolerance:g})" if tolerance else "")]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for name in table:
-        if name in failed:
-            lines.append(f"| {name} | failed: {failed[name]} |")
-            continue
-        row = [name] + [f"{us[(name, b)]:.2f}" for b in budgets]
-        ratios = [us[(name, b2)] / us[(name, b1)] for b1, b2 in zip(budgets, budgets[1:])]
-        row += [f"{r:.2f}" for r in ratios]
-        row.append("yes" if all(r <= 2.0 * (1 + tolerance) for r in ratios) else "no")
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
+        ratios = [] if name in failed else [us[(name, b2)] / us[(name, b1)] for b1, b2 in zip(budgets, budgets[1:])]
+        rows.append([name, f"failed: {failed[name]}"] if name in failed else
+                    [name] + [f"{us[(name, b)]:.2f}" for b in budgets] + [f"{r:.2f}" for r in ratios]
+                    + ["yes" if all(r <= 2.0 * (1 + tolerance) for r in ratios) else "no"])
+    return h.md_table(head, rows)
 
 
 def main(argv=None):
@@ -128,13 +111,9 @@ def main(argv=None):
     if ns.steady:
         print(ratio_table(table, budgets, us_steady, failed, ns.tolerance, "second pass, model full"))
         print()
-    head = ["learner"] + [f"B={b}: error (size)" for b in budgets]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name in table:
-        if name not in failed:
-            cells = [f"{errors[(name, b)]:.2f} ({sizes[(name, b)]})" for b in budgets]
-            lines.append("| " + " | ".join([name] + cells) + " |")
-    print("\n".join(lines))
+    print(h.md_table(["learner"] + [f"B={b}: error (size)" for b in budgets],
+                     [[name] + [f"{errors[(name, b)]:.2f} ({sizes[(name, b)]})" for b in budgets]
+                      for name in table if name not in failed]))
     if ns.json:
         h.write_json(ns.json, {"machine": h.machine(), "rows": n, "gamma": ns.gamma, "threads": ns.threads,
                                "repeats": ns.repeats, "budgets": budgets,

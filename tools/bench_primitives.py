@@ -196,10 +196,8 @@ def fmt_ns(x):
 
 
 def fmt_rate(r):
-    if not r.get("rate"):
-        return ""
-    v = r["rate"]
-    return f"{v:.3g} {r['rate_unit']}" if v < 100 else f"{v:.0f} {r['rate_unit']}"
+    v = r.get("rate")
+    return (f"{v:.3g}" if v < 100 else f"{v:.0f}") + f" {r['rate_unit']}" if v else ""
 
 
 def table(rows):

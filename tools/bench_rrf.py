@@ -120,38 +120,27 @@ def fogd(loss, D):
     return lambda seed, **p: ok.FOGD(n_components=D, loss=loss, seed=seed, n_threads=1, **p)
 
 
-def section_ijcnn1(data, args):
-    X, y = data.load("ijcnn1", "ijcnn1.t")
-    D = 100
-    print(f"\n### RRF on ijcnn1 ({X.shape[0]:,} rows), D = {D}, {args.runs} permutations, seed {args.seed}\n")
-    print("| learner | tuned on 10 % (one pass) | subset mistake (%) | mistake rate (%) | target (%) "
-          "| learning time (s, median) | CPU time (s, median) | target (s) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for loss, name, target in (("hinge", "RRF-hinge", 3.68), ("logistic", "RRF-logit", 4.16)):
+def section_single(data, args, name):
+    """RRF on ijcnn1 (mistake rate %) or casp (RMSE; features in [0, 1], targets / 20.999), D = 100."""
+    reg = name == "casp"
+    X, y = data.load(*(("casp",) if reg else ("ijcnn1", "ijcnn1.t")))
+    if reg:
+        X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
+        y = y / y.max()                           # max 20.999: targets in [0, 1]
+    D, nd, what = 100, (4 if reg else 2), ("RMSE" if reg else "mistake rate (%)")
+    print(f"\n### RRF on {name} ({X.shape[0]:,} rows{'; features in [0, 1], targets / 20.999' if reg else ''}), "
+          f"D = {D}, {args.runs} permutations, seed {args.seed}\n")
+    print(f"| learner | tuned on 10 % (one pass) | subset {what} | {what} | target | learning time (s, median) "
+          "| CPU time (s, median) |" + ("" if reg else " target (s) |"))
+    print("|---|---|" + "---:|" * (5 if reg else 6))
+    cases = ((("squared", "RRF-l2", 0.241), ("absolute", "RRF-l1", 0.250), ("epsilon-insensitive", "RRF-eps", 0.246))
+             if reg else (("hinge", "RRF-hinge", 3.68), ("logistic", "RRF-logit", 4.16)))
+    for loss, label, target in cases:
         make = rrf(loss, D)
-        p, sub_err, _ = tune(make, X, y, grid(D, True), args.seed, classes=np.unique(y))
+        p, sub_err, _ = tune(make, X, y, grid(D, True), args.seed, classes=None if reg else np.unique(y))
         errs, secs, cpu = evaluate(make, p, X, y, args.runs, args.seed)
-        print(f"| {name} | {fmt(p)} | {sub_err:.2f} | {errs.mean():.2f} ± {errs.std():.2f} | {target} "
-              f"| {np.median(secs):.3f} | {np.median(cpu):.3f} | 0.25 |", flush=True)
-
-
-def section_casp(data, args):
-    X, y = data.load("casp")
-    X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
-    y = y / y.max()                           # max 20.999: targets in [0, 1]
-    D = 100
-    print(f"\n### RRF on casp ({X.shape[0]:,} rows; features in [0, 1], targets / 20.999), D = {D}, "
-          f"{args.runs} permutations, seed {args.seed}\n")
-    print("| learner | tuned on 10 % (one pass) | subset RMSE | RMSE | target | learning time (s, median) "
-          "| CPU time (s, median) |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for loss, name, target in (("squared", "RRF-l2", 0.241), ("absolute", "RRF-l1", 0.250),
-                               ("epsilon-insensitive", "RRF-eps", 0.246)):
-        make = rrf(loss, D)
-        p, sub_err, _ = tune(make, X, y, grid(D, True), args.seed)
-        errs, secs, cpu = evaluate(make, p, X, y, args.runs, args.seed)
-        print(f"| {name} | {fmt(p)} | {sub_err:.4f} | {errs.mean():.4f} ± {errs.std():.4f} | {target} "
-              f"| {np.median(secs):.3f} | {np.median(cpu):.3f} |", flush=True)
+        print(f"| {label} | {fmt(p)} | {sub_err:.{nd}f} | {errs.mean():.{nd}f} ± {errs.std():.{nd}f} | {target} "
+              f"| {np.median(secs):.3f} | {np.median(cpu):.3f} |" + ("" if reg else " 0.25 |"), flush=True)
 
 
 MULTICLASS = {"letter": (("letter.scale", "letter.scale.t"), 100), "pendigits": (("pendigits", "pendigits.t"), 100),
@@ -241,7 +230,8 @@ def main(argv=None):
     data = h.Data(args.data_dir)
     info = h.machine()
     print(h.machine_line(info) + f"; {info['date']}")
-    sections = {"ijcnn1": section_ijcnn1, "casp": section_casp, "multiclass": section_multiclass}
+    sections = {"ijcnn1": lambda d, a: section_single(d, a, "ijcnn1"),
+                "casp": lambda d, a: section_single(d, a, "casp"), "multiclass": section_multiclass}
     try:
         if args.rho_sweep:
             rho_sweep(data, args)

@@ -6,14 +6,16 @@ Every section times learners on a prefix of ijcnn1 (ijcnn1 + ijcnn1.t) in permut
 
 D      FOGD-hinge (gamma 0.5, eta 1) and RRF-hinge (tools/bench_rrf.py's ijcnn1 point), D in
        {50, ..., 4000}, the first ``--rows-d`` rows.
-B      Every budgeted learner at B in {100, ..., 2000} with tools/bench_budgeted.py's ijcnn1
+B      Every budgeted learner at B in {100, ..., 2000} with the budget-family-ijcnn1 experiment file's
        settings (``BUDGETED`` below; NOGD rank 0.2 B): the *steady-state* time, from the first
        checkpoint at which the model reached its largest size to the end of the stream, so
        neither the filling phase nor a one-off switch is averaged in.  Projectron++ stops at
        B = 1000 unless ``--uncapped``.
 t      DSG, UDSG and CDSG (spec defaults), both block modes, time per example in the windows
        between ~25 log-spaced checkpoints of the first ``--rows-t`` rows.
-sweep  tools/bench_sweep.py (n_jobs 1 vs 2) on ``--sweep-rows`` rows.
+sweep  onlinekern.sweep's parallel speed-up: a 10-run sweep of fogd-hinge, fogd-logit (D = 400)
+       and ogd-hinge on the first ``--sweep-rows`` rows, n_jobs = 1 and 2 alternately, medians of
+       ``--sweep-repeats``, identical numbers checked; a two-process busy loop as the control.
 
 Slopes: least squares of log(time per example) on log(size) over the upper half of the points;
 expected ~1 (FOGD/RRF in D, O(B) kernel steps in B, DSG in t), 1-2 where an O(B^2) update is
@@ -32,18 +34,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 import harness as h
 
 import onlinekern as ok
+from onlinekern.experiments.config import load_experiment, plan
 from onlinekern.seeding import permutation
+from onlinekern.sweep import sweep
 
-import bench_sweep
 from bench import fogd_run
 from bench_budget_scaling import budgeted_learners, make
-from bench_budgeted import IJCNN1 as BUDGETED_IJCNN1, grid_for
 
 FULL = 141_691          # rows of ijcnn1 + ijcnn1.t
 
@@ -52,7 +55,7 @@ FULL = 141_691          # rows of ijcnn1 + ijcnn1.t
 RRF_PARAMS = {"eta": 1.0, "gamma": 0.5, "eta_gamma": 0.01}
 FOGD_ETA = 1.0
 
-# The B sweep: learner -> (key of tools/bench_budgeted.py's IJCNN1 table whose settings it takes,
+# The B sweep: learner -> (algorithm of the budget-family-ijcnn1 experiment file whose settings it takes,
 # the grid point that table's search chose on ijcnn1 (BENCHMARKS.md, "Budgeted kernel family"),
 # prefix rows, cost of one step at full budget (d = 22 features), expected slope: "1–2" where an
 # O(B^2) update is paid only on the examples that update, a fraction that falls as B grows).
@@ -78,6 +81,7 @@ BUDGETED = {
 }
 CAPS = {"projectronpp": 1000}   # largest budget run by default (the step is O(B^2): ~90 s a run at 2000)
 
+SWEEP_ALGORITHMS = ["fogd-hinge", "fogd-logit", "ogd-hinge"]
 DSG_FAMILY = {"DSG": ok.DSG, "UDSG": ok.UDSG, "CDSG": ok.CDSG}
 COLORS = {"DSG": "tab:blue", "UDSG": "tab:orange", "CDSG": "tab:green"}
 
@@ -160,19 +164,19 @@ def report_d(out):
 # ---- B: budgeted kernel learners ---------------------------------------------------------------
 
 def budget_params(name, B, rows):
-    """Hyper-parameters of ``name`` at budget B on a ``rows``-row stream: tools/bench_budgeted.py's
-    fixed ijcnn1 settings scaled to B, plus the chosen grid point (checked to lie in its grid)."""
+    """Hyper-parameters of ``name`` at budget B on a ``rows``-row stream: the budget-family-ijcnn1
+    experiment file's fixed settings scaled to B, plus the chosen grid point (checked to lie in its grid)."""
     if name not in BUDGETED:
         return {}, None
     key, chosen, *_ = BUDGETED[name]
-    _, _, _, grid, fixed = BUDGETED_IJCNN1[key]
-    grid = grid_for(grid, FULL)
+    _, fixed, grids = plan(load_experiment("budget-family-ijcnn1"), "ijcnn1", SimpleNamespace(n_rows_full=FULL))
+    grid, fixed = grids[key], fixed[key]
     for k, v in chosen.items():
         if not any(math.isclose(v, g, rel_tol=1e-9) for g in grid.get(k, [v])):
-            raise SystemExit(f"bench_scaling: {name}: {k}={v} is not in bench_budgeted's grid {grid[k]}")
+            raise SystemExit(f"bench_scaling: {name}: {k}={v} is not in budget-family-ijcnn1's grid {grid[k]}")
     params = dict(chosen)
     for k, v in fixed.items():
-        if k == "budget":
+        if k in ("budget", "preset"):      # the timing runs keep the product defaults
             continue
         if k == "rank":                 # NOGD's rank is a fraction of the budget (k = 0.2 B)
             v = max(1, round(v * B / fixed["budget"]))
@@ -347,25 +351,64 @@ def report_t(out):
                       "time slope (upper half)", "expected"], rows))
 
 
-# ---- sweep: tools/bench_sweep.py ---------------------------------------------------------------
+# ---- sweep: n_jobs = 1 against 2 ----------------------------------------------------------------
+
+def _spin(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
+def control_ratio(jobs, n=10_000_000):
+    """What the machine gives any program right now: ``jobs`` busy loops in parallel processes
+    over the same loops run serially (1/jobs on an idle machine)."""
+    from multiprocessing import get_context
+    t0 = time.perf_counter()
+    for _ in range(jobs):
+        _spin(n)
+    serial = time.perf_counter() - t0
+    with get_context("spawn").Pool(jobs) as pool:
+        pool.map(_spin, [1000] * jobs)              # start-up outside the timing
+        t0 = time.perf_counter()
+        pool.map(_spin, [n] * jobs)
+        return (time.perf_counter() - t0) / serial
+
 
 def section_sweep(data, ns):
-    path = data.plain("ijcnn1", "ijcnn1.t")
-    js = data.tmp / "sweep.json"
-    shown = ["--rows", str(ns.sweep_rows), "--repeats", str(ns.sweep_repeats)] + (["--runs", "2"] if ns.quick else [])
-    print(f"\n### Sweep scaling: python tools/bench_sweep.py --data IJCNN1_ALL {' '.join(shown)} "
-          f"(IJCNN1_ALL = ijcnn1 followed by ijcnn1.t, decompressed)\n")
-    sys.stdout.flush()
-    bench_sweep.main(["--data", str(path), "--json", str(js)] + shown)
-    out = json.loads(js.read_text())
-    out["speedup"] = 1.0 / out["ratio"]
-    out["bench_sweep_command"] = "python tools/bench_sweep.py --data IJCNN1_ALL " + " ".join(shown)
-    return out
+    """A 10-run sweep of SWEEP_ALGORITHMS on the first rows of ijcnn1 + ijcnn1.t (file order),
+    wall time with n_jobs = 1 and 2 alternately, every run's numbers checked identical."""
+    X, y = data.load("ijcnn1", "ijcnn1.t", rows=ns.sweep_rows)
+    runs = 2 if ns.quick else 10
+    kw = dict(runs=runs, seed=0, params={"n_components": 400, "gamma": 0.5, "eta": 0.5}, progress=False)
+    times, busy, ref = {1: [], 2: []}, {1: [], 2: []}, None
+    load0 = h.loadavg()
+    for rep in range(ns.sweep_repeats):
+        for jobs in (1, 2):
+            t0 = time.perf_counter()
+            recs = sweep(SWEEP_ALGORITHMS, {f"ijcnn1[:{X.shape[0]}]": (X, y)}, n_jobs=jobs, backend="loky", **kw)
+            times[jobs].append(time.perf_counter() - t0)
+            # worker occupancy: task time over (workers x wall); ~1 means the engine kept every
+            # worker busy, so a ratio above 1/jobs comes from CPUs not being free, not from it
+            busy[jobs].append(sum(r["wall_seconds"] for r in recs) / (jobs * times[jobs][-1]))
+            got = [(r["key"], r["status"], r["mistake_rate"], r["model_size"], r["curve"]["mistake_rate"])
+                   for r in sorted(recs, key=lambda r: r["key"])]
+            if ref not in (None, got):
+                raise SystemExit(f"bench_scaling: sweep with n_jobs={jobs}: numbers differ from the first sweep")
+            ref = got
+            log(f"  sweep: repeat {rep + 1} n_jobs={jobs}: {times[jobs][-1]:.2f} s, occupancy {busy[jobs][-1]:.2f}")
+    t1, t2 = h.median(times[1]), h.median(times[2])
+    return {"rows": X.shape[0], "runs": runs, "algorithms": SWEEP_ALGORITHMS, "cells": len(ref),
+            "seconds_n_jobs_1": t1, "seconds_n_jobs_2": t2, "ratio": t2 / t1, "speedup": t1 / t2, "identical": True,
+            "occupancy_n_jobs_1": h.median(busy[1]), "occupancy_n_jobs_2": h.median(busy[2]),
+            "loadavg_before": [load0], "loadavg_after": [h.loadavg()], "control_ratio": control_ratio(2),
+            "sweep_command": f"python tools/bench_scaling.py --only sweep --sweep-rows {ns.sweep_rows} "
+                       f"--sweep-repeats {ns.sweep_repeats}"}
 
 
 def report_sweep(out):
-    cmd = out.get("bench_sweep_command", f"tools/bench_sweep.py --rows {out['rows']} --runs {out['runs']}")
-    print(f"\n### Sweep scaling ({cmd}, IJCNN1_ALL = ijcnn1 followed by ijcnn1.t)\n\n"
+    cmd = out.get("sweep_command") or out.get("bench_sweep_command", "tools/bench_sweep.py")
+    print(f"\n### Sweep scaling ({cmd}; ijcnn1 followed by ijcnn1.t)\n\n"
           f"{out['cells']} runs ({', '.join(out['algorithms'])}) on {out['rows']:,} rows: n_jobs=1 "
           f"{out['seconds_n_jobs_1']:.2f} s, n_jobs=2 {out['seconds_n_jobs_2']:.2f} s, speed-up "
           f"{out['speedup']:.2f}x (target >= 1.8x), identical numbers; what the machine gave two busy loops "

@@ -4,6 +4,9 @@ runs, seed and outputs of a paper's table or figure.
     python -m onlinekern.sweep --config ijcai17-table1 --data-dir DIR    # run (resumable)
     python -m onlinekern.report --config ijcai17-table1                  # tables and plots
 
+A file with a ``[figure]`` table instead runs one of the package's experiment programs
+(:mod:`~onlinekern.experiments.figures`: the Shrinking Gradient and DSG figures).
+
 A name without a path is one of the files shipped in ``onlinekern/experiments/papers/``
 (:func:`available_experiments`).  The format::
 
@@ -52,7 +55,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onlinekern.experiments.data import dataset_from, row_sample
+from onlinekern.experiments.data import dataset_from, find_file, row_sample
+from onlinekern.experiments.figures import ExperimentError, load_figure
 from onlinekern.experiments.grids import default_grid, expand_grid, grid_for, normalise_grid
 from onlinekern.experiments.report import format_comparison, format_table, load_results, plot
 from onlinekern.experiments.runner import Session, make_cell
@@ -76,10 +80,6 @@ _OUTPUT_KINDS = {"table": {"kind", "format", "file", "phase", "time"},
                  "compare": {"kind", "file", "phase"},
                  "plot": {"kind", "file", "phase", "dpi"}}
 _PAPER_KEYS = {"label", "error", "seconds"}
-
-
-class ExperimentError(ValueError):
-    """An experiment file that cannot be used; the message names the file and the key."""
 
 
 @dataclass
@@ -172,13 +172,16 @@ def _bool(v, where, fail):
 
 
 def load_experiment(name):
-    """Read and check an experiment file (a path or a shipped name); an :class:`Experiment`."""
+    """Read and check an experiment file (a path or a shipped name); an :class:`Experiment`, or
+    a :class:`~onlinekern.experiments.figures.Figure` for a file with a ``[figure]`` table."""
     path = experiment_path(name)
     doc = _toml(path)
 
     def fail(key, msg):
         raise ExperimentError(f"{path.name}: {key}: {msg}")
 
+    if "figure" in doc:
+        return load_figure(path, doc, fail)
     _check_keys("", doc, _SECTIONS, fail)
     ex = doc.get("experiment", {})
     _check_keys("experiment", ex, _EXPERIMENT_KEYS, fail)
@@ -304,18 +307,10 @@ def load_experiment(name):
 
 # ---- running ---------------------------------------------------------------------------------------
 
-def _find_file(data_dir, name):
-    base = Path(data_dir) / name
-    for cand in (base, base.with_name(base.name + ".xz")):
-        if cand.is_file():
-            return str(cand)
-    raise FileNotFoundError(2, f"not found (looked for {base} and {base}.xz; see --data-dir)", str(base))
-
-
 def load_data(exp, name, data_dir):
     """The DataSet of data set ``name`` of ``exp``, its files looked up in ``data_dir``."""
     d = exp.data[name]
-    paths = [_find_file(data_dir, f) for f in d["files"]]
+    paths = [find_file(data_dir, f) for f in d["files"]]
     ds = dataset_from(paths, scale=d["scale"], scale_target=d["scale_target"], name=name)
     if d["rows"] is not None and d["rows"] < ds.n_rows:
         ds = row_sample(ds, d["rows"], exp.seed, name=f"{name} ({d['rows']} rows)")

@@ -18,7 +18,7 @@ from onlinekern.experiments.store import sha256_file
 from onlinekern.io import load_libsvm
 from onlinekern.preprocessing import FeatureScaler, TargetScaler
 
-__all__ = ["DataSet", "NoPairsError", "dataset_from", "datasets_from", "display_name",
+__all__ = ["DataSet", "NoPairsError", "dataset_from", "datasets_from", "display_name", "find_file",
            "parse_data_spec", "row_sample", "subset_of"]
 
 
@@ -179,6 +179,15 @@ def _load_files(paths):
     Xs = [sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d)) for X in Xs]
     X = Xs[0] if len(Xs) == 1 else sp.vstack(Xs, format="csr")
     return X, np.concatenate(ys)
+
+
+def find_file(data_dir, name):
+    """The path of data file ``name`` in folder ``data_dir``: ``NAME`` itself or ``NAME.xz``."""
+    base = os.path.join(os.fspath(data_dir), name)
+    for cand in (base, base + ".xz"):
+        if os.path.isfile(cand):
+            return cand
+    raise FileNotFoundError(2, f"not found (looked for {base} and {base}.xz; see --data-dir)", base)
 
 
 def dataset_from(spec, scale=False, scale_target=False, name=None):

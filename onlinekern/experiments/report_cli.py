@@ -12,6 +12,7 @@ import sys
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
 from onlinekern.experiments.config import ExperimentError, load_experiment, render_outputs
+from onlinekern.experiments.figures import Figure, render_figure
 from onlinekern.experiments.report import format_table, load_results, plot
 
 __all__ = ["build_parser", "main"]
@@ -83,6 +84,19 @@ def _render_config(ns):
         exp = load_experiment(ns.config)
     except ExperimentError as exc:
         raise UsageError(str(exc)) from None
+    if isinstance(exp, Figure):
+        try:
+            written = render_figure(exp, ns.results[0] if ns.results else None, ns.output_dir)
+        except OSError as exc:
+            raise DataError(f"{exc.filename}: {exc.strerror} (run python -m onlinekern.sweep --config "
+                            f"{ns.config} first)") from None
+        except ImportError as exc:
+            raise UsageError(str(exc)) from None
+        except (ExperimentError, ValueError) as exc:
+            raise DataError(str(exc)) from None
+        for w in written:
+            print(f"written {w}", file=sys.stderr)
+        return cli.EXIT_OK
     paths = ns.results or [exp.out]
     for path in paths:
         if not os.path.exists(path):

@@ -6,6 +6,7 @@
     python -m onlinekern.sweep --config ijcai17-table1 --data-dir DIR      # an experiment file
 """
 import argparse
+import io
 import sys
 import time
 
@@ -16,6 +17,7 @@ from onlinekern.console import print_list
 from onlinekern.experiments.config import (ExperimentError, available_experiments, load_experiment,
                                            run_experiment)
 from onlinekern.experiments.data import NoPairsError, datasets_from
+from onlinekern.experiments.figures import Figure, override, run_figure
 from onlinekern.experiments.grids import default_grid, expand_grid, grid_for, normalise_grid
 from onlinekern.experiments.report import format_table
 from onlinekern.experiments.runner import BACKENDS, PROG, Session, hms, make_cell
@@ -111,7 +113,8 @@ def build_parser():
     g.add_argument("--grid-file", metavar="FILE", help="grid as JSON or TOML (see onlinekern.experiments.grids)")
     g.add_argument("--param", action="append", metavar="NAME=VALUE",
                    help="fix a learner parameter (same as its learner option); the value @rows "
-                        "stands for the number of rows of each run's data (--param horizon=@rows)")
+                        "stands for the number of rows of each run's data (--param horizon=@rows); "
+                        "with a [figure] --config: set one of its parameters (--param dims=550,600)")
     g.add_argument("--tune", action="store_true",
                    help="grid search on a random subset, then the R runs with the best setting "
                         "(default grid: the IJCAI'17 one in onlinekern's conventions)")
@@ -265,18 +268,29 @@ def _main(argv):
 
 def _run_config(ns):
     """``--config``: run an experiment file; the options that describe a sweep are refused."""
-    clash = [opt for opt, given in (("--data", ns.data), ("--grid", ns.grid),
-                                    ("--grid-file", ns.grid_file), ("--param", ns.param),
-                                    ("--tune", ns.tune), ("--runs", ns.runs is not None),
-                                    ("--scale", ns.scale), ("--scale-target", ns.scale_target),
-                                    ("--file-order", ns.file_order)) if given]
-    clash += [opt for _, (_, opt) in cli.given_params(ns).items()]
-    if clash:
-        raise UsageError(f"--config describes the whole experiment: drop {', '.join(clash)}")
     try:
         exp = load_experiment(ns.config)
     except ExperimentError as exc:
         raise UsageError(str(exc)) from None
+    figure = isinstance(exp, Figure)
+    clash = [opt for opt, given in (("--data", ns.data), ("--grid", ns.grid),
+                                    ("--grid-file", ns.grid_file), ("--param", ns.param and not figure),
+                                    ("--tune", ns.tune), ("--runs", ns.runs is not None),
+                                    ("--scale", ns.scale), ("--scale-target", ns.scale_target),
+                                    ("--file-order", ns.file_order), ("--only", ns.only and figure),
+                                    ("-a", ns.algorithms and figure)) if given]
+    clash += [opt for _, (_, opt) in cli.given_params(ns).items()]
+    if clash:
+        raise UsageError(f"--config describes the whole experiment: drop {', '.join(clash)}")
+    if figure:
+        try:
+            run_figure(override(exp, ns.param), ns.data_dir, out=ns.out, dry_run=ns.dry_run,
+                       stream=io.StringIO() if ns.quiet else None)
+        except ExperimentError as exc:
+            raise UsageError(str(exc)) from None
+        except FileNotFoundError as exc:
+            raise DataError(f"{exc.filename}: {exc.strerror}") from None
+        return cli.EXIT_OK
     out = ns.out or exp.out
     mode = "off" if ns.quiet and ns.progress == "auto" else ns.progress
     t0 = time.monotonic()
