@@ -133,11 +133,11 @@ cdef double RIDGE = PRECOND_RIDGE
 cdef double RENORM = 1e-100
 cdef uint32_t BLOCK_STREAM = DSG_BLOCK       # §1.5 stream 2, the key of every E_j
 # Cost of drawing one normal (Philox + Box-Muller, ~12 ns) in units of one cached axpy element
-# (~0.3 ns): the weight of regeneration in the parallel-work estimate (tools/dsg_curves.py threads).
+# (~0.3 ns): the weight of regeneration in the parallel-work estimate (tools/bench_threads.py dsg).
 cdef double GEN_WEIGHT = 40.0
 # Parallel block sums from this much work per prediction (~8 us of serial work; the measured
 # break-even of 2 threads on 2 cores is ~4 us, doubled because a busy machine makes the fork/join
-# far dearer than it gains; tools/dsg_curves.py threads).
+# far dearer than it gains; tools/bench_threads.py dsg).
 PAR_THRESHOLD = 32768
 # Longest run of cached features projected in one piece: a (16 KB) stays in L1 across the axpys.
 cdef Py_ssize_t RUN_ELEMS = 2048
