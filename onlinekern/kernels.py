@@ -90,14 +90,15 @@ def width_candidates(X, seed=0, scale=1.0):
     key = (hashlib.blake2b(np.ascontiguousarray(S).view(np.uint8)).digest(), S.shape, d,
            float(scale))
     if key not in _CANDIDATES:
-        if len(_CANDIDATES) >= 8:
+        if len(_CANDIDATES) >= 64:
             _CANDIDATES.pop(next(iter(_CANDIDATES)), None)
         _CANDIDATES[key] = _candidates_of_sample(X, S, d, seed, scale)
     return [(None if s is None else s.copy(), g) for s, g in _CANDIDATES[key]]
 
 
-# The candidates of the last few samples seen: every learner of a sweep or benchmark over the same
-# data gets the same (deterministic) list without recomputing the O(N^2) median heuristics.
+# The candidates of the last 64 samples seen (a few floats per feature each): every learner of a
+# sweep or benchmark over the same data gets the same (deterministic) list without recomputing the
+# O(N^2) median heuristics.
 _CANDIDATES = {}
 
 
