@@ -664,8 +664,8 @@ class ShrinkingGradient(KernelLearner):
 
         The product rule keeps the sampled prediction's noise below the targets' spread (they
         are standardised online, so about 1): EST averages m terms bounded by 2 ||alpha||_1
-        (|psi psi'| <= 2 for the Fourier feature), so its standard deviation is at most
-        sqrt(2 / m) ||alpha||_1, and each step adds about eta |y - E| ~ eta to ||alpha||_1, so
+        (``|psi psi'| <= 2`` for the Fourier feature), so its standard deviation is at most
+        sqrt(2 / m) ||alpha||_1, and each step adds about ``eta |y - E|`` ~ eta to ||alpha||_1, so
         ||alpha||_1 <= eta T.  eta = sqrt(m / 2) / T bounds the noise by 1 at the end of the
         stream.  Measured on the first 5,000 rows of permutation 0 of abalone, casp and cadata
         (m = 100, RMSE over the running mean's): the paper's step 3.1x and 3.0x (abalone, casp)
