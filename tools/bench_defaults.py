@@ -142,14 +142,16 @@ def measure(args):
                       + (f"  tuned {rec['tuned']:10.4g}" if args.tuned else ""), flush=True)
 
 
-def learns(r, best_tuned):
-    """The issue's criterion for one record; best_tuned: best tuned error on (data, features)."""
+def learns(r, best):
+    """The issue's criterion for one record.  ``best``: the lowest error any learner reached on the
+    same (data, features, rows), default or tuned -- a data set counts as one that no learner learns
+    only when none of them does, by either setting."""
     if not math.isfinite(r["default"]):
         return False
     if r["default"] <= RATIO[r["task"]] * r["trivial"]:
         return True
-    bt = best_tuned.get((r["data"], r["features"]))
-    return bt is not None and bt > RATIO[r["task"]] * r["trivial"] and r["default"] <= 1.1 * bt
+    b = best.get((r["data"], r["features"], r["rows"]))
+    return b is not None and b > RATIO[r["task"]] * r["trivial"] and r["default"] <= 1.1 * b
 
 
 def load(path):
@@ -166,10 +168,10 @@ def report(args):
     recs = load(args.out)
     best_tuned = {}
     for r in recs:
-        if math.isfinite(r.get("tuned", math.inf)):
-            key = (r["data"], r["features"])
-            best_tuned[key] = min(best_tuned.get(key, math.inf), r["tuned"])
-    print(f"{len(recs)} cells, {args.rows} rows each\n")
+        key = (r["data"], r["features"], r["rows"])
+        best_tuned[key] = min(best_tuned.get(key, math.inf), r["default"], r.get("tuned", math.inf))
+    rows = sorted({r["rows"] for r in recs})
+    print(f"{len(recs)} cells of {' or '.join(map(str, rows))} rows\n")
     print("| features | cells | learn | % | non-finite or failed |")
     print("|---|---:|---:|---:|---:|")
     for feat in ("raw", "scaled"):
