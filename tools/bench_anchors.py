@@ -58,7 +58,7 @@ SETS = {
 # family -> (class, its size parameter, sizes, fixed parameters, tuning grid beside GAMMA)
 FAMILIES = {
     "FOGD": (ok.FOGD, "n_components", (100, 400, 1000, 4000), {"loss": "hinge"}, {"eta": (0.3, 1.0, 3.0)}),
-    "RRF": (ok.RRF, "n_components", (100, 400, 1000), {"loss": "hinge"},
+    "RRF": (ok.RRF, "n_components", (100, 200, 400, 1000), {"loss": "hinge"},
             {"eta": (0.3, 1.0, 3.0), "eta_gamma": (1e-3, 1e-2)}),
     "BPAs": (ok.BPAs, "budget", (250, 1000, 4000), {}, {"c": (1.0, 10.0)}),
     "BSGD-merge": (ok.BSGDMerge, "budget", (100, 1000), {}, {"lam": (1e-5, 1e-4, 1e-3)}),
