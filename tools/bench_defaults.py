@@ -47,18 +47,17 @@ def load_cell(data_dir, name, rows):
     return X[p], np.asarray(y)[p]
 
 
-def make(name, task, **params):
-    """A learner for ``task``: learners with a ``task`` parameter get it set."""
-    cls = ok.available_learners()[name]["class"]
-    if "task" in cls._get_param_names():
-        params.setdefault("task", "regression" if task == "regression" else "classification")
-    return ok.make_learner(name, **params)
+def task_params(name, task):
+    """``{"task": ...}`` for learners with a ``task`` parameter, else ``{}``."""
+    if "task" in ok.available_learners()[name]["class"]._get_param_names():
+        return {"task": "regression" if task == "regression" else "classification"}
+    return {}
 
 
 def run_cell(name, task, X, y):
     """(error, seconds, chosen) of one pass with the defaults; error inf if it failed."""
     try:
-        learner = make(name, task)
+        learner = ok.make_learner(name, **task_params(name, task))
         res = ok.run_online(learner, X, y)
         return float(res.error), float(res.seconds), learner.chosen_params(), None
     except (ValueError, FloatingPointError, MemoryError) as exc:
@@ -67,10 +66,7 @@ def run_cell(name, task, X, y):
 
 def tuned_cell(name, task, X, y):
     """The learner's own tuned error: papers' grid on a 10 % subset, then one pass."""
-    fixed = {"preset": "paper"}
-    cls = ok.available_learners()[name]["class"]
-    if "task" in cls._get_param_names():
-        fixed["task"] = "regression" if task == "regression" else "classification"
+    fixed = {"preset": "paper", **task_params(name, task)}
     try:
         best = ok.tune(name, X, y, params=fixed, subset=0.1, seed=0, n_jobs=1).best_params
         return float(ok.run_online(ok.make_learner(name, **best), X, y).error), best
@@ -208,10 +204,8 @@ def report(args):
                 a = np.array(pts)
                 ax.scatter(a[:, 0], np.minimum(a[:, 1], 3), marker=mark, s=12, label=feat)
         ax.plot([0, 3], [0, 3], "k-", lw=0.8)
-        ax.set_xlabel("tuned error / trivial")
-        ax.set_ylabel("default error / trivial (capped at 3)")
-        ax.legend()
-        fig.tight_layout()
+        ax.set(xlabel="tuned error / trivial", ylabel="default error / trivial (capped at 3)")
+        ax.legend(), fig.tight_layout()
         fig.savefig(args.plot, dpi=120)
         print(f"\nplot written to {args.plot}")
 
