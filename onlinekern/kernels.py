@@ -48,8 +48,12 @@ def feature_scale(X, seed=0):
     -------
     ndarray (d,) of positive finite float64
     """
-    S = _sample(X, seed)
-    span = S.max(axis=0) - S.min(axis=0) if S.shape[0] else np.zeros(X.shape[1])
+    return _scale_of_sample(_sample(X, seed))
+
+
+def _scale_of_sample(S):
+    """:func:`feature_scale` of the sample ``S`` (rows drawn by :func:`_sample`, never empty)."""
+    span = S.max(axis=0) - S.min(axis=0)
     with np.errstate(divide="ignore", over="ignore"):
         s = 1.0 / span
     ok = np.isfinite(s) & (span > 0)
@@ -71,7 +75,8 @@ def width_candidates(X, seed=0, scale=1.0):
     (Schoelkopf & Smola 2002; Garreau, Jitkrittum & Kanagawa, "Large sample analysis of the median
     heuristic", 2017) gives the scale of the data, not of the classes: the right width was 2 to 60
     times it on the data sets measured (BENCHMARKS.md "Defaults"), hence a few multiples and an
-    online choice (:mod:`onlinekern.selection`) rather than one formula.
+    online choice (:mod:`onlinekern.selection`) rather than one formula.  The list of each sample
+    is kept (the last 64 samples), so the learners of a sweep over one data set compute it once.
 
     Parameters
     ----------
@@ -92,7 +97,7 @@ def width_candidates(X, seed=0, scale=1.0):
     if key not in _CANDIDATES:
         if len(_CANDIDATES) >= 64:
             _CANDIDATES.pop(next(iter(_CANDIDATES)), None)
-        _CANDIDATES[key] = _candidates_of_sample(X, S, d, seed, scale)
+        _CANDIDATES[key] = _candidates_of_sample(S, d, scale)
     return [(None if s is None else s.copy(), g) for s, g in _CANDIDATES[key]]
 
 
@@ -102,11 +107,11 @@ def width_candidates(X, seed=0, scale=1.0):
 _CANDIDATES = {}
 
 
-def _candidates_of_sample(X, S, d, seed, scale):
-    """:func:`width_candidates` of the sample ``S`` of ``X`` (computed, not cached)."""
+def _candidates_of_sample(S, d, scale):
+    """:func:`width_candidates` of the sample ``S`` (computed, not cached)."""
     if S.shape[0] < 2:       # one row (river's learn_one, a first partial_fit of one row): no
         return [(None, 1.0 / d)]        # distances, no ranges -- LIBSVM's 1/d on the raw features
-    s = feature_scale(X, seed)
+    s = _scale_of_sample(S)
     g_scaled = _median_of_sample(S * s, d, scale)
     out = [(s, g_scaled * m) for m in WIDTH_MULTIPLIERS]
     span = 1.0 / s[s != 1.0] if np.any(s != 1.0) else np.ones(1)

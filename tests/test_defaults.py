@@ -116,7 +116,7 @@ def test_width_candidates_cache_is_exact_and_private():
     first = kernels.width_candidates(X, seed=3)
     first[0][0][:] = -1.0
     again = kernels.width_candidates(X, seed=3)
-    fresh = kernels._candidates_of_sample(X, kernels._sample(X, 3), X.shape[1], 3, 1.0)
+    fresh = kernels._candidates_of_sample(kernels._sample(X, 3), X.shape[1], 1.0)
     assert len(again) == len(fresh)
     for (s1, g1), (s2, g2) in zip(again, fresh):
         assert g1 == g2 and (s1 is None and s2 is None or np.array_equal(s1, s2))
