@@ -39,6 +39,7 @@ import numpy as np
 from onlinekern.experiments.data import find_file
 from onlinekern.io import load_libsvm
 from onlinekern.learners.dsg import CDSG, DSG, UDSG, DSGCore
+from onlinekern.losses import get_loss
 from onlinekern.preprocessing import FeatureScaler, TargetScaler
 from onlinekern.seeding import permutation
 
@@ -55,10 +56,9 @@ COLORS = {"DSG": "tab:blue", "UDSG": "tab:orange", "CDSG": "tab:green"}
 
 
 def _loss_values(loss, f, y):
-    if loss == "squared":
-        return 0.5 * (f - y) ** 2
-    z = y * f                                   # logistic, y in {-1, +1}
-    return np.log1p(np.exp(-np.abs(z))) + np.maximum(0.0, -z)
+    """l(f_k, y_k) for every k, by the learners' own loss (onlinekern.losses)."""
+    value = get_loss(loss).py_loss
+    return np.array([value(float(a), float(b)) for a, b in zip(f, y)])
 
 
 def _scores(learner, X):
