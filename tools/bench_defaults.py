@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+import harness as h
 import onlinekern as ok
 from onlinekern.preprocessing import FeatureScaler
 from onlinekern.protocol import trivial_error
@@ -40,9 +41,9 @@ SETS = {
 RATIO = {"binary": 0.8, "multiclass": 0.8, "regression": 0.9}
 
 
-def load_cell(data_dir, name, rows):
-    """The first ``rows`` rows of permutation 0 of seed 0 of ``name`` (.xz in data_dir)."""
-    X, y = ok.load_libsvm(str(Path(data_dir) / f"{name}.xz"))
+def load_cell(data, name, rows):
+    """The first ``rows`` rows of permutation 0 of seed 0 of ``name`` (``data``: a harness.Data)."""
+    X, y = data.load(name)
     p = permutation(0, 0, X.shape[0])[:rows]
     return X[p], np.asarray(y)[p]
 
@@ -105,7 +106,7 @@ def measure(args):
     if out.exists():
         for r in load(out):
             done[r["learner"], r["data"], r["features"]] = r
-    cache = {}
+    cache, shared = {}, h.Data(args.data_dir)
     with out.open("a") as f:
         for name, task, data in cells(args.only, args.sets):
             slow = ok.available_learners()[name]["family"] in SLOW
@@ -115,7 +116,7 @@ def measure(args):
                 if prev is not None and (not args.tuned or "tuned" in prev):
                     continue
                 if (data, features, rows) not in cache:
-                    X, y = load_cell(args.data_dir, data, rows)
+                    X, y = load_cell(shared, data, rows)
                     if features == "scaled":
                         X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
                     cache[data, features, rows] = (X, y, trivial_error(y, task))
@@ -132,10 +133,10 @@ def measure(args):
                 if args.tuned:
                     rec["tuned"], rec["tuned_params"] = tuned_cell(name, task, X, y)
                 rec["wall"] = time.perf_counter() - t0
-                f.write(json.dumps(rec, default=float) + "\n")
-                f.flush()
+                f.write(json.dumps(rec, default=float) + "\n"), f.flush()
                 print(f"{name:18s} {data:13s} {features:6s} default {err:10.4g}  trivial {triv:10.4g}"
                       + (f"  tuned {rec['tuned']:10.4g}" if args.tuned else ""), flush=True)
+    shared.close()
 
 
 def learns(r, best):
@@ -212,7 +213,7 @@ def report(args):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    p.add_argument("--data-dir", default=str(h.DATA_DIR))
     p.add_argument("--rows", type=int, default=5000)
     p.add_argument("--slow-rows", type=int, default=2000,
                    help=f"rows for the O(t^2) families {', '.join(SLOW)}")
