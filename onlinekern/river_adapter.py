@@ -113,10 +113,11 @@ class OnlinekernClassifier(_Wrapped, base.Classifier):
     def predict_proba_one(self, x):
         """{label: probability} of ``x`` (losses with probabilities); uniform before any learning.
 
-        Raises NotImplementedError for losses without probabilities (hinge, ...), as river expects.
+        For losses without probabilities (hinge, ...) river's own ``Classifier.predict_proba_one``
+        answers: it raises, which is how river marks a classifier that predicts labels only.
         """
         if not hasattr(self.model_, "predict_proba"):
-            raise NotImplementedError(f"{self.learner}: its loss gives no probabilities")
+            return super().predict_proba_one(x)
         if not self.model_.__sklearn_is_fitted__():
             return {c: 1.0 / len(self.classes) for c in self.classes}
         p = self.model_.predict_proba(self.hashed_row(x))[0]
