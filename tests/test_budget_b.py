@@ -520,11 +520,22 @@ def test_registry_and_defaults():
     assert isinstance(ok.make_learner("bogdpp-eps"), ok.BOGDPlusPlus)
     assert ok.make_learner("bogd-eps").loss == "epsilon-insensitive"
     p = ok.BSGDMerge().get_params()
-    assert (p["budget"], p["lam"], p["merge_tol"], p["preset"]) == (50, "auto", 1e-4, "auto")
-    assert ok.BSGDMerge.paper_defaults["lam"] == 1e-4
+    assert (p["budget"], p["lam"], p["merge_tol"], p["preset"]) == ("auto", "auto", 1e-4, "auto")
+    assert (ok.BSGDMerge.paper_defaults["lam"], ok.BSGDMerge.paper_defaults["budget"]) == (1e-4, 50)
+    X, y = make_data("binary", T=60, seed=3)
+    assert ok.BSGDRemoval().fit(X, y).budget_ == 1000
+    assert ok.BSGDRemoval(preset="paper").fit(X, y).budget_ == 50
     assert "merge_tol" not in ok.BSGDRemoval().get_params()
     p = ok.BOGD().get_params()
-    assert (p["budget"], p["eta"], p["lam"], p["coef_bound"], p["loss"]) == (100, 0.2, 1e-3, 10.0, "hinge")
+    assert (p["budget"], p["eta"], p["lam"], p["coef_bound"], p["loss"]) == ("auto", 0.2, "auto", 10.0, "hinge")
+    assert (ok.BOGD.paper_defaults["budget"], ok.BOGD.paper_defaults["lam"]) == (100, 1e-3)
+    X, y = make_data("binary", T=60, seed=3)
+    fitted = ok.BOGD().fit(X, y)          # product defaults: lam = 1/(eta B) cancels the rescaling
+    assert (fitted.budget_, fitted.lam_) == (1000, 1.0 / (0.2 * 1000))
+    fitted = ok.BOGDPlusPlus(budget=40).fit(X, y)
+    assert fitted.lam_ == 1.0 / (0.2 * 40) and not hasattr(fitted, "budget_")
+    fitted = ok.BOGD(preset="paper").fit(X, y)
+    assert (fitted.budget_, fitted.lam_) == (100, 1e-3)
 
 
 @pytest.mark.parametrize("make", [

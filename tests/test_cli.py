@@ -384,7 +384,8 @@ def test_new_learner_options_appear_automatically(monkeypatch, capsys):
     table = cli.learner_options()
     assert table["shrink_rate"].parse is cli.parse_float           # inferred from the default
     assert table["keep_all"].parse is cli.FLAG
-    assert table["budget"].parse is cli.parse_optional_int          # from the table
+    parse = table["budget"].parse                                   # from the table, "auto" let through
+    assert (parse("12"), parse("none"), parse("auto")) == (12, None, "auto")
     code, out, err = run(capsys, "-a", "newlearner", "--help")
     assert code == 0
     text = " ".join(out.split())

