@@ -140,7 +140,18 @@ def test_paper_gamma_is_median():
 
 def test_defaults_from_the_spec():
     p = ok.DSG().get_params()
-    assert (p["batch_size"], p["block_size"], p["nu"], p["theta"], p["t0"]) == (64, 32, 1e-5, 1e4, 1e4)
+    assert (p["batch_size"], p["block_size"], p["nu"], p["theta"], p["t0"]) == ("auto", "auto", 1e-5, "auto", 1e4)
+    paper = ok.DSG.paper_defaults
+    assert (paper["batch_size"], paper["block_size"], paper["theta"]) == (64, 32, 1e4)
+    X, y = make_data("binary", T=40, seed=6)
+    chosen = ok.DSG(preset="paper").fit(X, y)
+    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (64, 32, 1e4)
+    # product defaults: B = 8, F = 16, first step 1/L (logistic: L = 1/4; squared: 1)
+    chosen = ok.DSG().fit(X, y)
+    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (8, 16, 4e4)
+    Xr, yr = make_data("regression", T=40, seed=6)
+    assert ok.DSG(loss="squared", t0=100.0).fit(Xr, yr).theta_ == 100.0
+    assert ok.UDSG(loss="squared-hinge").fit(X, y).theta_ == 5e3
     assert ok.UDSG().get_params()["new_iters"] == 1 and ok.UDSG().get_params()["reuse_iters"] == 1
     assert ok.CDSG().get_params()["lipschitz_m"] is None and ok.CDSG().get_params()["sigma_var"] == 1.0
 
@@ -181,7 +192,7 @@ def test_one_block_is_fogd_style_z1_weights():
     """T = B: A_1 = -gamma_1 (1/B) sum_b z_1(x_b) g_b^T with g_b = l'(0, y_b), E_1 from the counter RNG."""
     B, F, d = 7, 5, 4
     X, y = make_data("binary", T=B, seed=8)
-    learner = ok.DSG(batch_size=B, block_size=F, gamma=G, loss="logistic", seed=11).fit(X, y)
+    learner = ok.DSG(batch_size=B, block_size=F, gamma=G, loss="logistic", theta=1e4, seed=11).fit(X, y)
     E1 = normals(11, 2, 1, (d, F))
     np.testing.assert_array_equal(learner.core_.block_E(1), E1)
     Z = rd.z_block(X, E1, G)
@@ -374,7 +385,7 @@ def test_softmax_block_gradient_finite_differences():
     B, F, d, C = 6, 3, 4, 3
     X, y = make_data("multiclass", T=B, seed=16)
     ye = encode(y, "multiclass")
-    learner = ok.DSG(batch_size=B, block_size=F, gamma=G, loss="softmax", seed=5).fit(X, y)
+    learner = ok.DSG(batch_size=B, block_size=F, gamma=G, loss="softmax", theta=1e4, seed=5).fit(X, y)
     gam1 = 1e4 / (1 + 1e4)
     H = -learner.coef_[0] / gam1                               # (C, 2F)
     Z = rd.z_block(X, normals(5, 2, 1, (d, F)), G)            # (B, 2F)

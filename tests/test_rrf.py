@@ -91,16 +91,31 @@ def test_rrf_paper_defaults_vs_oracle():
     X, y = make_data("binary", seed=2)
     ye = encode(y, "binary")
     learner = ok.RRF(preset="paper")
-    assert (learner.n_components, learner.eta, learner.lam, learner.init, learner.loss) == (100, 0.3, 0.0, 0.0, "hinge")
-    assert (learner.gamma, learner.eta_gamma) == ("auto", "auto")
-    assert ok.RRF.paper_defaults == {"gamma": 0.5, "eta_gamma": 1e-4}
+    assert (learner.n_components, learner.lam, learner.init, learner.loss) == (100, 0.0, 0.0, "hinge")
+    assert (learner.gamma, learner.eta, learner.eta_gamma) == ("auto", "auto", "auto")
+    assert ok.RRF.paper_defaults == {"gamma": 0.5, "eta_gamma": 1e-4, "eta": 0.3}
     rs, w, rho, _ = rref.ref_rrf(X, ye, "binary", 0.5, 100)
     res, scores = online(learner, X, y)
     check_online(res, scores, rs, ye, "binary")
+    assert learner.eta_ == 0.3
     rs, w, rho, _ = rref.ref_rrf(X, ye, "binary", 0.5, 100, init=0.1)
     res, scores = online(ok.RRF(init="reference", preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
     assert np.any(rho != 0.0)
+
+
+def test_product_step_is_one_over_the_curvature_for_smooth_losses():
+    """eta='auto': the papers' hinge step 0.3, times 1/L for a loss with l'' <= L < 1 (logistic 4x;
+    softmax, the multiclass logistic loss, 2x); FOGD the same from its 0.4."""
+    X, y = make_data("binary", seed=2)
+    Xm, ym = make_data("multiclass", seed=2)
+    got = [ok.RRF(loss=loss, gamma=0.5).fit(X, y).eta_ for loss in ("hinge", "logistic")]
+    assert got == [0.3, 1.2]
+    assert ok.FOGD(loss="squared-hinge", gamma=0.5).fit(X, y).eta_ == 0.4      # L = 2: the papers' step
+    assert ok.RRF(loss="logistic", gamma=0.5).fit(Xm, ym).eta_ == 0.6
+    assert ok.FOGD(loss="logistic", gamma=0.5).fit(X, y).eta_ == 1.6
+    assert ok.FOGD(loss="softmax", gamma=0.5).fit(Xm, ym).eta_ == 0.8
+    assert ok.FOGD(loss="logistic", gamma=0.5, preset="paper").fit(X, y).eta_ == 0.4
 
 
 def test_rrf_real_data_slice_vs_oracle(shared_data):

@@ -359,9 +359,16 @@ cdef class LearnerCore:
         if self.target_norm and self.task == TASK_REGRESSION:
             out *= self.target_scale
             out += self.target_location
-        # Never hand out NaN or infinite predictions: a model that overflowed (a run that
-        # stopped with DivergenceError, or a hand-made state) says so instead.
-        if n and not np.isfinite(out).all():
+        return self.finite_scores(out)
+
+    def finite_scores(self, out):
+        """``out`` (n, n_outputs) when every score is finite; else DivergenceError naming the row.
+
+        Never hand out NaN or infinite predictions: a model that overflowed (a run that stopped
+        with DivergenceError, or a hand-made state) says so instead.  Every ``decision_function``
+        returns through here.
+        """
+        if out.shape[0] and not np.isfinite(out).all():
             i = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
             name = self._learner_name()
             raise DivergenceError(i + 1, name, f"{name} cannot predict: the score of row {i + 1} is not "

@@ -158,7 +158,8 @@ def run_objective(p, data_dir, stream):
         timing = Xs[:p["timing_rows"]] if name == "ijcnn1" and p["timing_rows"] else None
         runs = {}
         for label, cls in (("DSG", DSG), ("UDSG", UDSG), ("CDSG", CDSG)):
-            learner = cls(preset="paper", loss=loss, store_omega=True, n_threads=1)
+            learner = cls(preset="paper", batch_size=cls.paper_defaults["batch_size"], loss=loss,
+                          store_omega=True, n_threads=1)         # the batches are walked one by one
             rec = train_curve(learner, Xtr, ytr, classes, Xs, ys, loss, p["points"], timing)
             rec["reused"], rec["gamma"] = learner.n_reused_, learner.gamma_
             runs[label] = rec

@@ -68,9 +68,10 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy, ok_vcossin
 
 import numpy as np
 from onlinekern._core.losses import TaskLoss as PyTaskLoss, canonical_loss
-from onlinekern.base import (OnlineLearner, check_nonnegative as _nonnegative,
+from onlinekern.base import (OnlineLearner, is_auto, check_nonnegative as _nonnegative,
                              check_positive as _positive, check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES
+from onlinekern.losses import smoothness
 from onlinekern.seeding import CHOICE, DSG_BLOCK
 
 cdef enum:
@@ -809,7 +810,7 @@ cdef class DSGCore(LearnerCore):
         if self.target_norm and self.task == TASK_REGRESSION:
             out *= self.target_scale
             out += self.target_location
-        return out
+        return self.finite_scores(out)
 
     cdef void _query(self, Py_ssize_t j, const double* E, Py_ssize_t estride, const int* pos, const RowView* rv,
                      Py_ssize_t r, double* scr, double* acc) noexcept nogil:
@@ -991,6 +992,8 @@ cdef class DSGCore(LearnerCore):
 # ---- the Python learners ------------------------------------------------------------------------
 
 NOVELTY_CLASSES = np.array([-1, 1])
+#: Product defaults of the mini-batch and block sizes (``"auto"``; DSG.auto_value).
+AUTO_BATCH, AUTO_BLOCK = 8, 16
 
 
 def _flag(name, v):
@@ -1012,14 +1015,17 @@ class DSG(OnlineLearner):
 
     Parameters
     ----------
-    batch_size : int
-        B, examples per iteration (64; Dai et al. 2014, Adult: 2^6).
-    block_size : int
-        F, new random frequencies per iteration (32; Dai et al. 2014, Adult: 2^5).
+    batch_size : int or 'auto'
+        B, examples per iteration; 'auto' (default): 8 (the 'paper' preset: 64; Dai et al. 2014,
+        Adult: 2^6).
+    block_size : int or 'auto'
+        F, new random frequencies per iteration; 'auto' (default): 16 (the 'paper' preset: 32;
+        Dai et al. 2014, Adult: 2^5).
     nu : float
         Regularisation nu of nu ||f||^2 / 2 (1e-5; Li & Poczos 2016, Table 2).
-    theta : float
-        Step scale: gamma_i = theta / (i + t0) (1e4; DSG Matlab 1/(1 + 1e-4 i)).
+    theta : float or 'auto'
+        Step scale: gamma_i = theta / (i + t0); 'auto' (default): t0 / L for a loss with l'' <= L
+        (logistic: 4 t0; see ``auto_value``) (the 'paper' preset: 1e4; DSG Matlab 1/(1 + 1e-4 i)).
     t0 : float
         Step offset (1e4).
     gamma : float, 'auto', 'median' or None
@@ -1063,9 +1069,30 @@ class DSG(OnlineLearner):
     paper = "Dai, Xie, He, Liang, Raj, Balcan & Song, NIPS 2014"
     size_name = "features"
     _variant = DSG_VARIANT
-    paper_defaults = {"gamma": "median"}
+    paper_defaults = {"gamma": "median", "batch_size": 64, "block_size": 32, "theta": 1e4}
 
-    def __init__(self, batch_size=64, block_size=32, nu=1e-5, theta=1e4, t0=1e4, gamma="auto",
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """batch_size 8 and block_size 16 (:data:`AUTO_BATCH`, :data:`AUTO_BLOCK`); theta = t0 / L.
+
+        With the papers' B = 64 the model is updated 31 times in 2,000 examples and every one of
+        the first 64 is predicted by f = 0 (a mistake): DSG was worse than the majority class on
+        ijcnn1, w8a and a9a (BENCHMARKS.md "Defaults").  B = 8 updates 8x as often; F = 16 keeps
+        the random features per example (F/B = 2, against the papers' 0.5) at a cost per
+        example of the same order.  The first step gamma_1 = theta/t0 is 1/L, the classical
+        stable step of gradient descent on an L-smooth loss whose features have norm <= 1
+        (k(x, x) = 1): L = sup l'' = 1/4 for the logistic loss, 1/2 for softmax, 2 for the
+        squared hinge, 1 for the squared and Huber losses, and the papers' unit step for the
+        non-smooth losses.
+        """
+        if name == "batch_size":
+            return AUTO_BATCH
+        if name == "block_size":
+            return AUTO_BLOCK
+        if name == "theta":
+            return float(self.t0) / (1.0 if self.novelty else smoothness(self.loss, task))
+        return self.paper_defaults[name]
+
+    def __init__(self, batch_size="auto", block_size="auto", nu=1e-5, theta="auto", t0=1e4, gamma="auto",
                  median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0, quantile=0.5,
                  novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
         self.batch_size = batch_size
@@ -1089,10 +1116,10 @@ class DSG(OnlineLearner):
     # ---- parameters and tasks ---------------------------------------------------------------
     def _validate_params(self):
         OnlineLearner._validate_params(self)
-        _positive_int("batch_size", self.batch_size)
-        _positive_int("block_size", self.block_size)
+        for name, check in (("batch_size", _positive_int), ("block_size", _positive_int), ("theta", _positive)):
+            if not is_auto(getattr(self, name)):
+                check(name, getattr(self, name))
         _nonnegative("nu", self.nu)
-        _positive("theta", self.theta)
         _nonnegative("t0", self.t0)
         _positive("median_scale", self.median_scale)
         for name in ("novelty", "precondition", "store_omega"):
@@ -1141,8 +1168,9 @@ class DSG(OnlineLearner):
             loss = PyTaskLoss(name, task == TASK_MULTICLASS, self.epsilon, self.huber_delta, self.quantile)
         G, U, M, sigma = self._variant_params()
         core = DSGCore()
-        core._setup_dsg(n_features, task, n_outputs, self._n_threads(), self._variant, int(self.batch_size),
-                        int(self.block_size), float(self.nu), float(self.theta), float(self.t0), gamma,
+        core._setup_dsg(n_features, task, n_outputs, self._n_threads(), self._variant,
+                        int(self.param_value("batch_size")), int(self.param_value("block_size")), float(self.nu),
+                        float(self.param_value("theta")), float(self.t0), gamma,
                         self.seed, bool(self.precondition), bool(self.store_omega), bool(self.novelty),
                         G, U, M, sigma, loss)
         return core
@@ -1210,7 +1238,7 @@ class UDSG(DSG):
     paper = "Li & Poczos, UAI 2016"
     _variant = UDSG_VARIANT
 
-    def __init__(self, new_iters=1, reuse_iters=1, batch_size=64, block_size=32, nu=1e-5, theta=1e4,
+    def __init__(self, new_iters=1, reuse_iters=1, batch_size="auto", block_size="auto", nu=1e-5, theta="auto",
                  t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
                  quantile=0.5, novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
         self.new_iters = new_iters
@@ -1257,7 +1285,7 @@ class CDSG(DSG):
     paper = "Li & Poczos, UAI 2016"
     _variant = CDSG_VARIANT
 
-    def __init__(self, lipschitz_m=None, sigma_var=1.0, batch_size=64, block_size=32, nu=1e-5, theta=1e4,
+    def __init__(self, lipschitz_m=None, sigma_var=1.0, batch_size="auto", block_size="auto", nu=1e-5, theta="auto",
                  t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
                  quantile=0.5, novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
         self.lipschitz_m = lipschitz_m

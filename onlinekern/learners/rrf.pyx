@@ -91,6 +91,7 @@ import numbers
 import numpy as np
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import FeatureLearner
+from onlinekern.learners.fogd import smooth_step
 from onlinekern.learners.ogd import task_loss
 from onlinekern.seeding import INIT, rng
 
@@ -335,8 +336,10 @@ class RRF(FeatureLearner):
         examples among multiples of the median-heuristic width, with and without dividing each
         feature by its range (onlinekern.selection); the 'paper' preset: 0.5 (rho = 0, paper Alg. 1);
         None = 1/n_features.
-    eta : float
-        Step size of w in the scaled-feature convention (0.3 = the reference demo's 0.003 times D).
+    eta : float or 'auto'
+        Step size of w in the scaled-feature convention; 'auto' (default): 0.3 (the 'paper' preset:
+        the reference demo's 0.003 times D), times 4 for the logistic loss and 2 for softmax
+        (:func:`onlinekern.learners.fogd.smooth_step`).
     eta_gamma : float or 'auto'
         Step size of the log-bandwidths rho.  'auto' (default): 1e-3; the 'paper' preset: 1e-4
         (reference demo learning_rate_gamma; paper Alg. 1 uses eta for both, up to 1e-2);
@@ -383,7 +386,7 @@ class RRF(FeatureLearner):
     summary = ("reparameterized random features: FOGD learning one kernel width per input feature "
                "(e^rho kept within a factor 1e8 of its start)")
     paper = "Nguyen, Le, Bui & Phung, IJCAI 2017"
-    paper_defaults = {"gamma": 0.5, "eta_gamma": 1e-4}
+    paper_defaults = {"gamma": 0.5, "eta_gamma": 1e-4, "eta": 0.3}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """eta_gamma: 1e-3 under the product preset (the reference demo's 1e-4 barely moves the
@@ -392,9 +395,11 @@ class RRF(FeatureLearner):
         1e-3 keeps a factor 10 from that edge, past which features were lost: BENCHMARKS.md)."""
         if name == "eta_gamma":
             return 1e-3
+        if name == "eta":       # 0.3, times 1/L for a smooth loss (onlinekern.learners.fogd.smooth_step)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task)
         return self.paper_defaults[name]
 
-    def __init__(self, n_components=100, gamma="auto", eta=0.3, eta_gamma="auto", lam=0.0, init=0.0,
+    def __init__(self, n_components=100, gamma="auto", eta="auto", eta_gamma="auto", lam=0.0, init=0.0,
                  loss="hinge", epsilon=0.1, preset="auto", seed=0, n_threads=None):
         self.n_components = n_components
         self.gamma = gamma
@@ -426,7 +431,7 @@ class RRF(FeatureLearner):
         core = RRFCore()
         core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None,
                              self._n_threads())
-        core.eta, core.eta_rho, core.lam = float(self.eta), float(eg), float(self.lam)
+        core.eta, core.eta_rho, core.lam = float(self.param_value("eta")), float(eg), float(self.lam)
         core.loss = PyTaskLoss(self.loss, task == TASK_MULTICLASS, self.epsilon)
         core._setup_rrf(gamma)
         if s > 0:
