@@ -523,8 +523,10 @@ def test_registry_and_defaults():
     assert (p["budget"], p["lam"], p["merge_tol"], p["preset"]) == ("auto", "auto", 1e-4, "auto")
     assert (ok.BSGDMerge.paper_defaults["lam"], ok.BSGDMerge.paper_defaults["budget"]) == (1e-4, 50)
     X, y = make_data("binary", T=60, seed=3)
-    assert ok.BSGDRemoval().fit(X, y).budget_ == 1000
-    assert ok.BSGDRemoval(preset="paper").fit(X, y).budget_ == 50
+    fitted = ok.BSGDRemoval().fit(X, y)
+    assert (fitted.budget_, fitted.lam_) == (1000, 1e-3)
+    fitted = ok.BSGDRemoval(preset="paper").fit(X, y)
+    assert (fitted.budget_, fitted.lam_) == (50, 1e-4)
     assert "merge_tol" not in ok.BSGDRemoval().get_params()
     p = ok.BOGD().get_params()
     assert (p["budget"], p["eta"], p["lam"], p["coef_bound"], p["loss"]) == ("auto", 0.2, "auto", 10.0, "hinge")

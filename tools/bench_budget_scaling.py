@@ -1,8 +1,8 @@
 """Does a budgeted learner cost O(B) per example?  Time one pass over ijcnn1 at B = 250 ... 2000.
 
 Doubling the budget B should at most double the time per example.  Every registered learner
-class with a ``budget`` parameter is included, with its default loss, ``--gamma`` and other
-defaults; one pass in file order over ijcnn1 + ijcnn1.t, learning time only, medians of
+class with a ``budget`` parameter is included, with its default loss, ``--gamma`` and the papers'
+values of the other parameters (``preset="paper"``); one pass in file order over ijcnn1 + ijcnn1.t, learning time only, medians of
 ``--repeats`` runs interleaved (repeat, learner, B).  Output: µs per example and the ratios
 time(2B)/time(B), then mistake rates and final model sizes (a model that never reaches B does not
 test its B-sized cost).  ``--steady`` also times a second pass without reset, with the model full
@@ -29,7 +29,7 @@ def budgeted_learners():
 
 def make(cls, budget, gamma, threads, rank=None):
     """``cls`` at ``budget`` with the kernel width, threads and rank where it has them."""
-    given = {"budget": budget, "rank": rank, "gamma": gamma, "n_threads": threads}
+    given = {"budget": budget, "rank": rank, "gamma": gamma, "n_threads": threads, "preset": "paper"}
     return cls(**{k: v for k, v in given.items() if v is not None and k in cls._get_param_names()})
 
 
