@@ -166,7 +166,8 @@ PARAMS = {
     "n_components": ParamSpec("-D", (), "number D of random Fourier frequencies (2D weights)",
                               parse_int, "D"),
     "budget": ParamSpec("-B", (), "budget: maximum number of support vectors", parse_optional_int, "B"),
-    "average": ParamSpec(None, (), "predict after training with the step-averaged weights", FLAG),
+    "average": ParamSpec(None, (), "predict with averaged weights (Perceptron, RBP: the average of the "
+                         "hypotheses so far, online too; FOGD, NOGD: after training)", FLAG),
     "task": ParamSpec(None, (), "'classification' or 'regression' (learners without a loss)",
                       parse_task, "TASK"),
     "n_threads": ParamSpec("-j", (), "threads for the compiled loops ('auto': all cores)",

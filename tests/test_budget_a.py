@@ -60,7 +60,7 @@ def gram(S, g):
 
 def task_params(task):
     """The task, and the papers' preset: the oracles implement the spec's rules on raw targets."""
-    return {"task": "regression", "preset": "paper"} if task == "regression" else {}
+    return {"task": "regression", "preset": "paper"} if task == "regression" else {"preset": "paper"}
 
 
 TASKS = ["binary", "multiclass", "regression"]
@@ -88,8 +88,8 @@ def test_rbp_choices_follow_the_choice_stream():
     and the oracle with the other seed follows it."""
     X, y = make_data("binary", seed=2)
     ye = encode(y, "binary")
-    _, s0 = online(ok.RBP(gamma=0.4, budget=20, seed=0), X, y)
-    _, s1 = online(ok.RBP(gamma=0.4, budget=20, seed=1), X, y)
+    _, s0 = online(ok.RBP(gamma=0.4, budget=20, seed=0, preset="paper"), X, y)
+    _, s1 = online(ok.RBP(gamma=0.4, budget=20, seed=1, preset="paper"), X, y)
     assert not np.array_equal(s0, s1)
     rs1, _, _ = rb.ref_rbp(X, ye, "binary", 0.4, 20, seed=1)
     np.testing.assert_allclose(s1, rs1, rtol=RTOL, atol=ATOL)
@@ -103,11 +103,11 @@ def test_rbp_multiclass_c2_matches_binary():
     yb = encode(y, "binary")
     yc = ((yb + 1) // 2).astype(int)
     g, B = 0.3, 20
-    res, sb = online(ok.RBP(gamma=g, budget=B, seed=3), X, y)
+    res, sb = online(ok.RBP(gamma=g, budget=B, seed=3, preset="paper"), X, y)
     sm, _, _ = rb.ref_rbp(X, yc, "multiclass", g, B, n_classes=2, seed=3)
     np.testing.assert_array_equal(mistakes(sb, yb, "binary"), mistakes(sm, yc, "multiclass"))
     np.testing.assert_allclose(2 * sb, sm[:, 1] - sm[:, 0], rtol=RTOL, atol=ATOL)
-    learner = ok.RBP(gamma=g, budget=B, seed=3)
+    learner = ok.RBP(gamma=g, budget=B, seed=3, average=False)      # _make_core alone resolves nothing
     core = learner._make_core(X.shape[1], TASK_CODES["multiclass"], 2, g, X)
     scores = np.zeros((len(y), 2))
     out = core.run(RowData(X, X.shape[1]), yc.astype(float), scores=scores)
@@ -200,6 +200,79 @@ def test_large_budget_equals_perceptron(task):
     np.testing.assert_array_equal(sr, sp_)
     np.testing.assert_array_equal(sf, sp_)
     assert rp.n_mistakes == rr.n_mistakes == rf.n_mistakes
+
+
+# --- the averaged Perceptron (ext, Freund & Schapire 1999): the product default for classification ---
+
+def ref_averaged(X, y, task, g, n_classes=None):
+    """NumPy averaged kernel Perceptron: the Perceptron's updates, decided on f_t; the recorded score
+    is (1/t) sum_{s=1..t} f_s(x_t), the average of the hypotheses used so far (0 before any)."""
+    X = np.asarray(X, dtype=float)
+    C = n_classes if task == "multiclass" else 1
+    SV, alpha, hist, scores = [], [], [], []                 # hist[s]: the model f_s as (SV, alpha)
+    for t in range(len(X)):
+        hist.append((list(SV), [np.atleast_1d(a) for a in alpha]))
+        k_all = lambda S: ref.rbf(X[t], np.array(S), g) if S else np.zeros(0)
+        fs = [np.array(a).reshape(len(S), C).T @ k_all(S) if S else np.zeros(C) for S, a in hist]
+        f, fbar = fs[-1], (np.mean(fs[1:], axis=0) if t > 0 else np.zeros(C))
+        scores.append(fbar if task == "multiclass" else fbar[0])
+        if task == "binary" and y[t] * f[0] <= 0:
+            SV.append(X[t]); alpha.append(float(y[t]))
+        elif task == "multiclass":
+            r = ref.runner_up(f, y[t])
+            if f[y[t]] - f[r] <= 0:
+                a = np.zeros(C); a[y[t]] += 1.0; a[r] -= 1.0
+                SV.append(X[t]); alpha.append(a)
+    return np.array(scores), len(SV)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_averaged_perceptron_vs_numpy(task):
+    """average=True records the average of the hypotheses f_1..f_t; the updates are unchanged."""
+    X, y = make_data(task, T=80, seed=9)
+    ye = encode(y, task)
+    rs, n_sv = ref_averaged(X, ye, task, 0.4, n_classes=3)
+    res, scores = online(ok.Perceptron(gamma=0.4, average=True), X, y)
+    np.testing.assert_allclose(scores.reshape(rs.shape), rs, rtol=1e-10, atol=1e-12)
+    plain = ok.Perceptron(gamma=0.4, average=False).fit(X, y)
+    averaged = ok.Perceptron(gamma=0.4, average=True).fit(X, y)
+    assert averaged.core_.sv.n == plain.core_.sv.n == n_sv
+    np.testing.assert_array_equal(averaged.dual_coef_, plain.dual_coef_)
+    # after training, the averaged model predicts with the average of all T hypotheses: the score
+    # the reference records for one more example (a copy of the first row) before learning it
+    rs_more, _ = ref_averaged(np.vstack([X, X[:1]]), np.concatenate([ye, ye[:1]]), task, 0.4, n_classes=3)
+    np.testing.assert_allclose(score_f(averaged, X[:1])[0], rs_more[-1], rtol=1e-10, atol=1e-12)
+    assert not np.allclose(score_f(averaged, X[:5]), score_f(plain, X[:5]))
+
+
+def test_averaged_defaults_and_presets():
+    X, y = make_data("binary", T=60, seed=9)
+    Xr, yr = make_data("regression", T=60, seed=9)
+    assert ok.Perceptron(gamma=0.4).fit(X, y).average_ is True
+    assert ok.Perceptron(gamma=0.4, task="regression").fit(Xr, yr).average_ is False
+    assert ok.Perceptron(gamma=0.4, preset="paper").fit(X, y).average_ is False
+    fitted = ok.RBP(gamma=0.4).fit(X, y)
+    assert (fitted.average_, fitted.budget_) == (True, 1000)
+    # RBP with a budget never reached is the Perceptron, averaged too
+    _, s_rbp = online(ok.RBP(gamma=0.4, budget=len(y)), X, y)
+    _, s_p = online(ok.Perceptron(gamma=0.4), X, y)
+    np.testing.assert_array_equal(s_rbp, s_p)
+
+
+@pytest.mark.parametrize("make", [lambda: ok.Perceptron(gamma=0.4), lambda: ok.RBP(gamma=0.4, budget=15, seed=2)])
+def test_averaged_model_survives_chunks_and_model_files(make, tmp_path):
+    """The stamps T_i and the example count are state: partial_fit in chunks and a saved model
+    give the same averaged scores as one pass."""
+    X, y = make_data("binary", T=90, seed=4)
+    _, whole = online(make(), X, y)
+    learner = make()
+    learner.partial_fit(X[:40], y[:40], classes=np.unique(y))
+    path = tmp_path / "m.npz"
+    ok.save_model(learner, path)
+    back = ok.load_model(path)
+    np.testing.assert_array_equal(score_f(back, X[40:]), score_f(learner, X[40:]))
+    res = ok.run_online(back, X[40:], y[40:], keep_scores=True, reset=False)
+    np.testing.assert_array_equal(np.asarray(res.scores).ravel(), whole[40:].ravel())
 
 
 def test_bpas_large_budget_is_pa1():
@@ -347,10 +420,10 @@ def test_projectron_eta0_predicts_like_perceptron():
     # projection of a duplicate of SV j is d = K^-1 k_j = e_j only up to cond(K_S) * eps (at g = 1
     # on these rows cond(K_S) ~ 1e18 and the scores drift by 2e-5)
     g = 3.0
-    _, sp_ = online(ok.Perceptron(gamma=g), X, y)
+    _, sp_ = online(ok.Perceptron(gamma=g, average=False), X, y)
     res, sj = online(ok.Projectron(gamma=g, proj_eta=0.0), X, y)
     np.testing.assert_allclose(sj, sp_, rtol=0, atol=1e-8)
-    perceptron = ok.Perceptron(gamma=g).fit(X, y)
+    perceptron = ok.Perceptron(gamma=g, average=False).fit(X, y)
     projectron = ok.Projectron(gamma=g, proj_eta=0.0).fit(X, y)
     assert projectron.model_size_ < perceptron.model_size_    # duplicates were projected
     Xq = make_X(40, 4, 77)
@@ -437,7 +510,8 @@ def test_registry_names_and_defaults():
                       ("projectronpp", ok.ProjectronPP), ("bpas", ok.BPAs)]:
         assert table[name]["class"] is cls and table[name]["loss"] is None
         assert cls.summary and cls.paper
-    assert ok.RBP().budget == ok.Forgetron().budget == ok.BPAs().budget == 100
+    assert ok.Forgetron().budget == ok.BPAs().budget == 100 and ok.RBP.paper_defaults["budget"] == 100
+    assert (ok.RBP().budget, ok.RBP().average, ok.Perceptron().average) == ("auto", "auto", "auto")
     assert ok.Projectron().budget is None and ok.Projectron().proj_eta == 0.1
     assert ok.ProjectronPP().margin_rule == "eta" and ok.BPAs().c == 1.0
     assert ok.RBP().eta == ok.RBP().epsilon == ok.Forgetron().eta == ok.Projectron().eta == 0.1
@@ -580,7 +654,7 @@ def test_ijcnn1_slice_against_oracles(shared_data):
     Xd = X.toarray()
     g = 1.0
     rs, _, _ = rb.ref_rbp(Xd, ye, "binary", g, 40, seed=2)
-    res, scores = online(ok.RBP(gamma=g, budget=40, seed=2), X, y)
+    res, scores = online(ok.RBP(gamma=g, budget=40, seed=2, preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
     rs, _, _, _ = rb.ref_forgetron(Xd, ye, "binary", g, 40)
     res, scores = online(ok.Forgetron(gamma=g, budget=40), X, y)

@@ -174,7 +174,6 @@ SHORTFALLS = {
     ("dualsgd-l1", "cadata"): 0.904,
     ("dualsgd-eps", "cadata"): 0.903,
     ("forgetron", "cadata"): 0.909,
-    ("rbp", "cadata"): 0.906,
     ("sg", "letter.scale"): 0.989,
     ("sg", "abalone"): 0.938,
     ("sg", "cadata"): 1.006,

@@ -256,7 +256,7 @@ def test_multiclass_c2_matches_binary(kind):
     yc = ((yb + 1) // 2).astype(int)
     if kind == "perceptron":
         sm, _, _ = ref.ref_perceptron(X, yc, "multiclass", 0.3, n_classes=2)
-        res, sb = online(ok.Perceptron(gamma=0.3), X, y)
+        res, sb = online(ok.Perceptron(gamma=0.3, average=False), X, y)
         np.testing.assert_allclose(2 * sb, sm[:, 1] - sm[:, 0], rtol=RTOL, atol=ATOL)
     else:
         # multiclass step eta = 0.1 == binary step 2 eta = 0.2; same shrink 1 - eta*lam = 0.998
@@ -296,7 +296,7 @@ def test_run_online_order_from_seed():
     ye = encode(y, "binary")
     for s in (0, 5):
         perm = ref.permutation(s, len(y))
-        res, scores = online(ok.Perceptron(gamma=0.3), X, y, seed=s)
+        res, scores = online(ok.Perceptron(gamma=0.3, average=False), X, y, seed=s)
         np.testing.assert_array_equal(res.order, perm)
         rs, _, _ = ref.ref_perceptron(X[perm], ye[perm], "binary", 0.3)
         check_online(res, scores, rs, ye[perm], "binary")
@@ -402,11 +402,14 @@ def noisy():
 def test_threads_bit_identical_perceptron(noisy):
     X, y = noisy
     g = 0.125
-    r1, s1 = online(ok.Perceptron(gamma=g, n_threads=1), X, y)
-    r2, s2 = online(ok.Perceptron(gamma=g, n_threads=2), X, y)
+    _, a1 = online(ok.Perceptron(gamma=g, n_threads=1), X, y)          # averaged (the default)
+    _, a2 = online(ok.Perceptron(gamma=g, n_threads=2), X, y)
+    np.testing.assert_array_equal(a1, a2)
+    r1, s1 = online(ok.Perceptron(gamma=g, n_threads=1, average=False), X, y)
+    r2, s2 = online(ok.Perceptron(gamma=g, n_threads=2, average=False), X, y)
     np.testing.assert_array_equal(s1, s2)
-    l1 = ok.Perceptron(gamma=g, n_threads=1).fit(X, y)
-    l2 = ok.Perceptron(gamma=g, n_threads=2).fit(X, y)
+    l1 = ok.Perceptron(gamma=g, n_threads=1, average=False).fit(X, y)
+    l2 = ok.Perceptron(gamma=g, n_threads=2, average=False).fit(X, y)
     assert l1.model_size_ > 1000
     np.testing.assert_array_equal(l1.dual_coef_, l2.dual_coef_)
     Xq = make_X(200, 8, 92)
@@ -527,7 +530,7 @@ def test_kernel_translation_invariant(shift):
     X = X + shift
     ye = encode(y, "binary")
     rs, _, _ = ref.ref_perceptron(X, ye, "binary", 0.3)
-    res, scores = online(ok.Perceptron(gamma=0.3), X, y)
+    res, scores = online(ok.Perceptron(gamma=0.3, average=False), X, y)
     check_online(res, scores, rs, ye, "binary")
 
 
@@ -540,7 +543,7 @@ def test_declared_class_never_seen(kind):
     g = 0.3
     if kind == "perceptron":
         rs, _, _ = ref.ref_perceptron(X, ye, "multiclass", g, n_classes=4)
-        learner, tol = ok.Perceptron(gamma=g), (RTOL, ATOL)
+        learner, tol = ok.Perceptron(gamma=g, average=False), (RTOL, ATOL)
     elif kind == "ogd":
         rs, _, _ = ref.ref_kernel_ogd(X, ye, "multiclass", g, eta=0.3, lam=0.01, n_classes=4)
         learner, tol = ok.KernelOGD(gamma=g, eta=0.3, lam=0.01), (RTOL, ATOL)

@@ -14,17 +14,20 @@ from libc.string cimport memmove
 
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
 from onlinekern._core.support cimport KernelCore
-from onlinekern.learners.perceptron cimport perceptron_update
+from onlinekern.learners.perceptron cimport perceptron_update, averaged_scores
 from onlinekern._core.rng cimport RandomStream
 
 import numpy as np
 
 from onlinekern.base import KernelLearner
+from onlinekern.learners.perceptron import averaged_default
+from onlinekern.params import AUTO_BUDGET
 from onlinekern.seeding import CHOICE
 
 
 cdef class RBPCore(KernelCore):
     cdef public double eta, epsilon
+    cdef public bint average         # record and return the averaged hypothesis (perceptron.pyx)
     cdef readonly Py_ssize_t budget
     cdef public RandomStream rng
     cdef object pos_                 # int64 array (budget,): slot of the SV at insertion position j
@@ -55,27 +58,40 @@ cdef class RBPCore(KernelCore):
         cdef double* a = self.grad_buf
         cdef int c, yi
         cdef Py_ssize_t slot
+        cdef bint update
         self.kernel_scores(x, idx, nnz, out)
         # the Perceptron's update decision (§3.1)
-        if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a):
+        update = perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a)
+        if self.average:
+            averaged_scores(self.sv, self.n_seen, self.n_outputs, out)
+        if not update:
             return 0
         # budget: uniform random removal just before the append (§3.3)
         if self.sv.n >= self.budget:
             self.remove_position(self.rng.integers(self.sv.n))
+        self.sv.clock = self.n_seen          # the averaged score's T_i (insertion order unchanged)
         slot = self.sv.append(x, idx, nnz, self.xsq, a)
         if slot < 0:
             return -1
         self.pos[self.sv.n - 1] = slot
         return 0
 
+    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        self.kernel_scores(x, idx, nnz, out)
+        if self.average:
+            averaged_scores(self.sv, self.n_seen, self.n_outputs, out)
+        return 0
+
     def get_state(self):
         st = KernelCore.get_state(self)
-        st.update(eta=self.eta, epsilon=self.epsilon, budget=int(self.budget), rng=self.rng.state)
+        st.update(eta=self.eta, epsilon=self.epsilon, budget=int(self.budget), rng=self.rng.state,
+                  average=int(self.average))
         return st
 
     def set_state(self, st):
         KernelCore.set_state(self, st)
         self.eta, self.epsilon = float(st["eta"]), float(st["epsilon"])
+        self.average = bool(st.get("average", 0))
         budget = int(st["budget"])
         if budget < 1 or self.sv.budget != budget:
             raise ValueError("RBP state: budget does not match the support set")
@@ -91,6 +107,8 @@ class RBP(KernelLearner):
     y_t f <= 0), multiclass (Crammer–Singer step of size 1) and regression (LSOKL epsilon-tube:
     append eta sign(y - f) when ``|y - f| > epsilon``).  The removed SV is position
     ``integers(B)`` of S in insertion order, drawn from the CHOICE stream of ``seed`` (§1.5).
+    ``average=True`` (ext): the Perceptron's averaged prediction (onlinekern.learners.perceptron)
+    over the SVs kept.
 
     Parameters
     ----------
@@ -99,12 +117,17 @@ class RBP(KernelLearner):
         thousand examples among multiples of the median-heuristic width, with and without
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    budget : int
-        Maximum number of support vectors B (100: KOL -B; LSOKL Matlab uses 50).
+    budget : int or 'auto'
+        Maximum number of support vectors B; 'auto' (default): 1,000 (the 'paper' preset: 100, KOL
+        -B; LSOKL Matlab uses 50).
     eta : float
         Regression step (0.1: LSOKL Matlab eta_perceptron).
     epsilon : float
         Regression tube (0.1: LSOKL Matlab epsl).
+    average : bool or 'auto'
+        Predict with the average of the hypotheses used so far, restricted to the SVs kept (online
+        and after training; the updates and removals stay RBP's).  'auto' (default): on for
+        classification, off for regression; the 'paper' preset: off.
     task : {'classification', 'regression'}
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
@@ -121,10 +144,21 @@ class RBP(KernelLearner):
     family = "rbp"
     summary = "Randomized Budget Perceptron: Perceptron that deletes a random SV when the budget is full"
     paper = "Cavallanti, Cesa-Bianchi & Gentile, Machine Learning 2007"
+    paper_defaults = {"gamma": None, "budget": 100, "average": False}
 
-    def __init__(self, gamma="auto", budget=100, eta=0.1, epsilon=0.1, task="classification", preset="auto", seed=0,
-                 n_threads=None):
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """budget: :data:`onlinekern.params.AUTO_BUDGET`; average: as the Perceptron's
+        (:func:`onlinekern.learners.perceptron.averaged_default`)."""
+        if name == "budget":
+            return AUTO_BUDGET
+        if name == "average":
+            return averaged_default(task)
+        return self.paper_defaults[name]
+
+    def __init__(self, gamma="auto", budget="auto", eta=0.1, epsilon=0.1, average="auto", task="classification",
+                 preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.average = average
         self.preset = preset
         self.budget = budget
         self.eta = eta
@@ -135,7 +169,9 @@ class RBP(KernelLearner):
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = RBPCore()
-        core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget), self._n_threads())
+        budget = int(self.param_value("budget"))
+        core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.eta, core.epsilon = float(self.eta), float(self.epsilon)
-        core._setup_budget(int(self.budget), self.seed)
+        core.average = bool(self.param_value("average"))
+        core._setup_budget(budget, self.seed)
         return core
