@@ -118,7 +118,7 @@ def test_rrf_real_data_slice_vs_oracle(shared_data):
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])
 def test_rrf_learned_widths_on_ijcnn1_at_the_papers_largest_step(shared_data, loss):
-    """30,000 rows of ijcnn1 at the point tools/bench_rrf.py tunes (eta 1, g0 0.5) with the rho step
+    """30,000 rows of ijcnn1 at the point rrf-ijcnn1-casp tunes (eta 1, g0 0.5) with the rho step
     at the IJCAI'17 grid's largest value, 1e-2: no step reaches the overflow guard, no feature's
     width collapses (a step of 3e-2 drove one to the guard's floor on the full stream,
     BENCHMARKS.md), and the learned widths pay: fewer mistakes than FOGD with the same D, eta,
