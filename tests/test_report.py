@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onlinekern.experiments.report import format_table, load_results, plot, summarize
+from onlinekern.experiments.report import format_paired, format_table, load_results, plot, summarize
 from onlinekern.experiments.store import ResultStore, cell_key
 from onlinekern.report import main
 
@@ -163,3 +163,28 @@ def test_different_data_under_one_name_are_not_mixed():
     assert sorted(r["data"] for r in rows) == ["casp [scale]", "casp [unscaled]"]
     c = [dict(r, data_sha256="bb" * 32) for r in b]
     assert sorted(r["data"] for r in summarize(a + c)) == ["casp [sha aaaaaaaa]", "casp [sha bbbbbbbb]"]
+
+
+def test_paired_differences_and_population_std_against_numpy():
+    """Run r of A against run r of B: the mean ± std of A - B and how often A is better, as NumPy
+    computes them; ddof=0 is numpy's std(), ddof=1 (the default) the sample std."""
+    a = np.array([20.5, 21.0, 19.75, 20.25])
+    b = np.array([25.0, 20.5, 24.0, 26.0])
+    recs = ([_rec("rrf-hinge", "letter", r, e, 0.1, task="multiclass") for r, e in enumerate(a)]
+            + [_rec("fogd-hinge", "letter", r, e, 0.1, task="multiclass") for r, e in enumerate(b)])
+    recs.append(_rec("fogd-hinge", "letter", 9, 1.0, 0.1, task="multiclass"))   # no partner: left out
+    text = format_paired(recs, [["rrf-hinge", "fogd-hinge"]], ddof=0)
+    d = a - b
+    assert f"| {d.mean():+.3f} ± {d.std():.3f} | 3 of 4 |" in text
+    assert f"| {a.mean():.2f} ± {a.std():.2f} % | {b.mean():.2f} ± {b.std():.2f} % |" in text
+    assert f"{d.std(ddof=1):.3f} |" in format_paired(recs, [["rrf-hinge", "fogd-hinge"]])
+    rows = {r["algorithm"]: r for r in summarize(recs, ddof=0)}
+    assert rows["rrf-hinge"]["error_std"] == pytest.approx(a.std())
+    assert rows["rrf-hinge"]["error_std"] != pytest.approx(a.std(ddof=1))
+    assert f"{a.mean():.2f} ± {a.std(ddof=1):.2f}" in format_table(recs, "markdown")
+    assert f"{a.mean():.2f} ± {a.std():.2f}" in format_table(recs, "markdown", ddof=0)
+    # several settings of A: one row each, against B's one
+    more = recs + [_rec("rrf-hinge", "letter", r, e + 1, 0.1, task="multiclass", params={"eta_gamma": 0.1})
+                   for r, e in enumerate(a)]
+    assert len(format_paired(more, [["rrf-hinge", "fogd-hinge"]]).splitlines()) == 4
+    assert format_paired(recs, [["rrf-logit", "fogd-hinge"]]).startswith("_no runs")

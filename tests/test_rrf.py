@@ -8,11 +8,14 @@ import pytest
 import scipy.sparse as sp
 
 import onlinekern as ok
+from onlinekern.experiments.grids import subset_indices
+from onlinekern.experiments.runner import mean_online_loss
+from onlinekern.experiments.tuning import tune
 from onlinekern.learners.rrf import RHO_RANGE, RRFCore
 
 import reference as ref
 import reference_rrf as rref
-from streams import encode, load_tool, make_X, online, score_f
+from streams import encode, make_X, online, score_f
 
 # vectorised cos/sin differ from numpy's by a few ulp; 200 coupled (w, rho) updates amplify that
 RTOL, ATOL = 1e-9, 1e-11
@@ -130,7 +133,7 @@ def test_rrf_real_data_slice_vs_oracle(shared_data):
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])
 def test_rrf_learned_widths_on_ijcnn1_at_the_papers_largest_step(shared_data, loss):
-    """30,000 rows of ijcnn1 at the point tools/bench_rrf.py tunes (eta 1, g0 0.5) with the rho step
+    """30,000 rows of ijcnn1 at the point rrf-ijcnn1-casp tunes (eta 1, g0 0.5) with the rho step
     at the IJCAI'17 grid's largest value, 1e-2: no step reaches the overflow guard, no feature's
     width collapses (a step of 3e-2 drove one to the guard's floor on the full stream,
     BENCHMARKS.md), and the learned widths pay: fewer mistakes than FOGD with the same D, eta,
@@ -481,16 +484,16 @@ def test_duplicate_indices_in_csr():
     np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-13)
 
 
-# --- the tuning of tools/bench_rrf.py: exact ties on the mistake rate are broken by the loss ------
+# --- the tuning's tie-break: exact ties on the mistake rate are broken by the loss ----------------
 
-@pytest.mark.parametrize("task,loss", [c for c in CASES if c[0] != "regression"] + [("regression", "squared")])
-def test_bench_mean_loss_is_the_numpy_loss_of_the_pre_update_scores(task, loss):
-    br = load_tool("bench_rrf")
+@pytest.mark.parametrize("task,loss", CASES)
+def test_mean_online_loss_is_the_numpy_loss_of_the_pre_update_scores(task, loss):
     X, y = make_data(task, T=150)
-    classes = None if task == "regression" else np.unique(y)
-    learner = ok.RRF(n_components=16, loss=loss, eta=0.5, eta_gamma=0.01, seed=3, n_threads=1)
-    res = ok.run_online(learner, X, y, seed=4, run=2, checkpoints=None, classes=classes, keep_scores=True)
+    eps = 0.2                                  # not the default 0.1: the learner's own epsilon counts
+    learner = ok.RRF(n_components=16, loss=loss, eta=0.5, eta_gamma=0.01, epsilon=eps, seed=3, n_threads=1)
+    res = ok.run_online(learner, X, y, seed=4, run=2, checkpoints=None, keep_scores=True)
     f, yo = np.asarray(res.scores), y[res.order]
+    classes = np.unique(y)
     if task == "multiclass":                   # Crammer-Singer margin m = f_y - max_{c != y} f_c
         col = np.searchsorted(classes, yo)
         fy = f[np.arange(len(yo)), col]
@@ -502,31 +505,31 @@ def test_bench_mean_loss_is_the_numpy_loss_of_the_pre_update_scores(task, loss):
         z = np.where(yo == classes[1], 1.0, -1.0) * f
         want = np.maximum(0, 1 - z) if loss == "hinge" else np.logaddexp(0, -z)
     else:
-        want = 0.5 * (f - yo) ** 2
-    assert br.mean_loss(learner, res, y, classes) == pytest.approx(want.mean(), rel=1e-12)
+        r = np.abs(f - yo)
+        want = {"squared": 0.5 * r ** 2, "absolute": r, "epsilon-insensitive": np.maximum(0, r - eps)}[loss]
+    assert mean_online_loss(learner, res, y) == pytest.approx(want.mean(), rel=1e-12)
+    assert mean_online_loss(learner, ok.run_online(learner, X, y, checkpoints=None), y) is None   # no scores
 
 
-def test_bench_tuning_breaks_exact_mistake_ties_by_the_loss_not_by_grid_order():
+def test_tuning_breaks_exact_mistake_ties_by_the_loss_not_by_grid_order():
     # With w0 = 0 and steps this small every hinge step is taken, so FOGD's scores are exactly
     # proportional to eta: the same signs, the same mistakes, different losses.
-    br = load_tool("bench_rrf")
     X, y = make_data("binary", T=300)
-    classes = np.unique(y)
-    make = lambda seed, **p: ok.FOGD(n_components=16, loss="hinge", seed=seed, n_threads=1, **p)
-    small, large = {"eta": 1e-6, "gamma": 0.5}, {"eta": 3e-6, "gamma": 0.5}
-    results = {}
-    for order in ([small, large], [large, small]):
-        best, err, loss = br.tune(make, X, y, order, seed=0, classes=classes)
-        results[tuple(p["eta"] for p in order)] = (best["eta"], err, loss)
-    (b1, e1, l1), (b2, e2, l2) = results.values()
-    assert b1 == b2 and e1 == e2 and l1 == l2             # the choice does not depend on the order
-    n = X.shape[0]
-    sub = np.sort(ok.seeding.rng(0, ok.seeding.PERMUTATION, br.TUNE_RUN).permutation(n)[: n // 10])
+    kw = dict(subset=0.1, seed=0, n_jobs=1, params={"n_components": 16})
+    chosen = {}
+    for tie_break in ("grid", "loss"):
+        for etas in ([1e-6, 3e-6], [3e-6, 1e-6]):
+            res = tune("fogd-hinge", X, y, grid={"eta": etas, "gamma": [0.5]}, tie_break=tie_break, **kw)
+            chosen[tie_break, etas[0]] = res.best_point["eta"]
+            assert ("loss" in res.table[0]) == (tie_break == "loss")
+    assert chosen["grid", 1e-6] == 1e-6 and chosen["grid", 3e-6] == 3e-6     # the first in grid order
+    assert chosen["loss", 1e-6] == chosen["loss", 3e-6]                     # whatever the order
+    sub = subset_indices(len(y), 0.1, 0)
     per = {}
-    for p in (small, large):
-        r = ok.run_online(make(seed=0, **p), X[sub], y[sub], seed=0, run=br.TUNE_RUN, checkpoints=None,
-                          classes=classes, keep_scores=True)
-        per[p["eta"]] = (r.error, np.maximum(0, 1 - np.where(y[sub][r.order] == classes[1], 1, -1)
-                                             * np.asarray(r.scores)).mean())
+    for eta in (1e-6, 3e-6):                   # the tuning pass by hand: run 0, learner seed 0
+        r = ok.run_online(ok.FOGD(n_components=16, loss="hinge", eta=eta, gamma=0.5, seed=0, n_threads=1),
+                          X[sub], y[sub], seed=0, run=0, checkpoints=None, keep_scores=True)
+        z = np.where(y[sub][r.order] == 7, 1.0, -1.0) * np.asarray(r.scores)
+        per[eta] = (r.error, np.maximum(0, 1 - z).mean())
     assert per[1e-6][0] == per[3e-6][0]                   # an exact tie on the mistake rate
-    assert b1 == min(per, key=lambda k: per[k][1])        # broken by the lower mean hinge loss
+    assert chosen["loss", 1e-6] == min(per, key=lambda k: per[k][1])    # broken by the lower mean hinge loss

@@ -4,7 +4,7 @@ Every section times learners on a prefix of ijcnn1 (ijcnn1 + ijcnn1.t) in permut
 0, one thread, learning time only; each figure is the median of ``--repeats`` runs interleaved
 (repeat, then size, then learner), with the load average recorded per section.
 
-D      FOGD-hinge (gamma 0.5, eta 1) and RRF-hinge (tools/bench_rrf.py's ijcnn1 point), D in
+D      FOGD-hinge (gamma 0.5, eta 1) and RRF-hinge (the rrf-ijcnn1-casp file's ijcnn1 point), D in
        {50, ..., 4000}, the first ``--rows-d`` rows.
 B      Every budgeted learner at B in {100, ..., 2000} with the budget-family-ijcnn1 experiment file's
        settings (``BUDGETED`` below; NOGD rank 0.2 B): the *steady-state* time, from the first
@@ -50,7 +50,7 @@ from bench_budget_scaling import budgeted_learners, make
 
 FULL = 141_691          # rows of ijcnn1 + ijcnn1.t
 
-# RRF-hinge at the point tools/bench_rrf.py chose on ijcnn1 (BENCHMARKS.md: eta 1, g0 0.5,
+# RRF-hinge at the point the rrf-ijcnn1-casp experiment chooses on ijcnn1 (BENCHMARKS.md: eta 1, g0 0.5,
 # eta_gamma 0.01); FOGD-hinge as tools/bench.py runs it on ijcnn1 (gamma 0.5, eta 1)
 RRF_PARAMS = {"eta": 1.0, "gamma": 0.5, "eta_gamma": 0.01}
 FOGD_ETA = 1.0

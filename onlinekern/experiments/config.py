@@ -22,11 +22,15 @@ A name without a path is one of the files shipped in ``onlinekern/experiments/pa
     subset = "auto"           # fraction of the rows, or "auto" (1 % above 500,000 rows, else 10 %)
     runs = 1                  # passes per grid point
     narrow = 3                # optional: only the middle 3 values of each default-grid parameter
+    tie_break = "grid"        # exact ties of the error: first in grid order, or "loss": lowest
+                              # mean online loss of the passes (then grid order)
+    permutation = 1000        # optional: the subset is the first rows of permutation 1000 of the
+                              # data, pass t presents it in permutation 1000 + t
 
     [data.ijcnn1]             # one table per data set, run in file order
     files = ["ijcnn1", "ijcnn1.t"]   # rows concatenated; NAME or NAME.xz under --data-dir
     scale = false             # min-max scale the features to [0, 1]
-    scale_target = false      # regression: scale the targets to [0, 1]
+    scale_target = false      # regression: scale the targets to [0, 1] ("max": divide by the max)
     rows = 2000               # optional: only this many random rows (quick checks)
     vars = { B = 1000 }       # values of "@B" in the algorithms' parameters for this data set
 
@@ -45,8 +49,14 @@ A name without a path is one of the files shipped in ``onlinekern/experiments/pa
 
     [[output]]                # rendered by python -m onlinekern.report --config
     kind = "table"            # "table" (text, markdown or csv), "compare" (Markdown beside
-    format = "markdown"       # [paper]) or "plot" (curves, PNG)
-    file = "ijcai17-table1.md"
+    format = "markdown"       # [paper]), "paired" (Markdown: run r of one algorithm against
+    file = "ijcai17-table1.md"   # run r of another) or "plot" (curves, PNG)
+    ddof = 1                  # table, compare, paired: the std's ddof (0: population std)
+
+    [[output]]
+    kind = "paired"
+    pairs = [["rrf-hinge", "fogd-hinge"]]   # [A, B]: A - B per run, on every data set
+    file = "rrf-vs-fogd.md"
 
 Every error names the file and the key (``ijcai17-table1.toml: data.ijcnn1.rows: ...``).
 """
@@ -58,11 +68,13 @@ from pathlib import Path
 from onlinekern.experiments.data import dataset_from, find_file, row_sample
 from onlinekern.experiments.figures import ExperimentError, load_figure
 from onlinekern.experiments.grids import default_grid, expand_grid, grid_for, normalise_grid
-from onlinekern.experiments.report import format_comparison, format_table, load_results, plot
+from onlinekern.experiments.report import (format_comparison, format_paired, format_table, load_results,
+                                           plot)
 from onlinekern.experiments.runner import Session, make_cell
 from onlinekern.experiments.specs import (ROWS, applicable_grid, canonical_name, check_grid_names,
                                           normalise_params, params_for)
 from onlinekern.experiments.sweep import run_sweep
+from onlinekern.experiments.tuning import TIE_BREAKS
 from onlinekern.base import PRESETS
 from onlinekern.io.atomic import atomic_write
 from onlinekern.registry import resolve
@@ -74,10 +86,11 @@ __all__ = ["Experiment", "ExperimentError", "available_experiments", "experiment
 PAPERS = Path(__file__).resolve().parent / "papers"
 _SECTIONS = {"experiment", "tuning", "data", "algorithms", "grid", "paper", "output"}
 _EXPERIMENT_KEYS = {"title", "seed", "runs", "out", "file_order", "preset"}
-_TUNING_KEYS = {"subset", "runs", "narrow"}
+_TUNING_KEYS = {"subset", "runs", "narrow", "tie_break", "permutation"}
 _DATA_KEYS = {"files", "scale", "scale_target", "rows", "vars"}
-_OUTPUT_KINDS = {"table": {"kind", "format", "file", "phase", "time"},
-                 "compare": {"kind", "file", "phase"},
+_OUTPUT_KINDS = {"table": {"kind", "format", "file", "phase", "time", "ddof"},
+                 "compare": {"kind", "file", "phase", "ddof"},
+                 "paired": {"kind", "file", "phase", "pairs", "ddof"},
                  "plot": {"kind", "file", "phase", "dpi"}}
 _PAPER_KEYS = {"label", "error", "seconds"}
 
@@ -94,9 +107,10 @@ class Experiment:
         The results file (JSONL).
     file_order : bool
     tuning : dict or None
-        ``subset``, ``runs`` and ``narrow`` (None: no narrowing), or None without tuning.
+        ``subset``, ``runs``, ``narrow`` (None: no narrowing), ``tie_break`` and
+        ``permutation`` (None: the subset stream), or None without tuning.
     data : dict
-        Name -> ``files``, ``scale``, ``scale_target``, ``rows``, ``vars``.
+        Name -> ``files``, ``scale``, ``scale_target`` (bool or ``"max"``), ``rows``, ``vars``.
     algorithms : dict
         Canonical name -> ``params`` (fixed, with ``@var`` placeholders) and ``data`` (None: all).
     grid : dict or None
@@ -198,8 +212,14 @@ def load_experiment(name):
         if not (subset == "auto" or (isinstance(subset, (int, float)) and not isinstance(subset, bool)
                                      and 0 < subset <= 1)):
             fail("tuning.subset", f"expected a fraction in (0, 1] or \"auto\", got {subset!r}")
+        tie_break = t.get("tie_break", "grid")
+        if tie_break not in TIE_BREAKS:
+            fail("tuning.tie_break", f"expected one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
         tuning = {"subset": subset, "runs": _int(t.get("runs", 1), "tuning.runs", fail),
-                  "narrow": _int(t["narrow"], "tuning.narrow", fail) if "narrow" in t else None}
+                  "narrow": _int(t["narrow"], "tuning.narrow", fail) if "narrow" in t else None,
+                  "tie_break": tie_break,
+                  "permutation": _int(t["permutation"], "tuning.permutation", fail, 0)
+                  if "permutation" in t else None}
     data = {}
     for dname, d in (doc.get("data") or {}).items():
         where = f"data.{dname}"
@@ -212,8 +232,11 @@ def load_experiment(name):
         vars_ = d.get("vars", {})
         if not isinstance(vars_, dict):
             fail(f"{where}.vars", "expected a table of values")
+        scale_target = d.get("scale_target", False)
+        if scale_target != "max":
+            scale_target = _bool(scale_target, f"{where}.scale_target", fail)
         data[dname] = {"files": list(files), "scale": _bool(d.get("scale", False), f"{where}.scale", fail),
-                       "scale_target": _bool(d.get("scale_target", False), f"{where}.scale_target", fail),
+                       "scale_target": scale_target,
                        "rows": _int(d["rows"], f"{where}.rows", fail, 2) if "rows" in d else None,
                        "vars": dict(vars_)}
     if not data:
@@ -269,8 +292,12 @@ def load_experiment(name):
                 norm = normalise_grid({scope: plain})[scope] if plain else {}
             except (ValueError, TypeError) as exc:
                 fail(f"grid.{scope}", str(exc))
-            norm.update({k: "default" for k, v in g.items() if v == "default"})
-            grid[scope] = norm
+            # in the file's order, the grid order (the first parameter varies slowest)
+            grid[scope] = {}
+            for k, v in g.items():
+                key = str(k).lstrip("-").replace("-", "_")
+                key = "lam" if key == "lambda" else key
+                grid[scope][key] = "default" if v == "default" else norm[key]
     paper = {}
     for dname, table in (doc.get("paper") or {}).items():
         if dname not in data:
@@ -297,6 +324,21 @@ def load_experiment(name):
             fail(f"{where}.format", f"expected text, markdown or csv, got {o.get('format')!r}")
         if o.get("phase", "run") not in ("run", "tune"):
             fail(f"{where}.phase", f"expected run or tune, got {o.get('phase')!r}")
+        if o.get("ddof", 1) not in (0, 1) or isinstance(o.get("ddof"), bool):
+            fail(f"{where}.ddof", f"expected 0 or 1, got {o.get('ddof')!r}")
+        if kind == "paired":
+            pairs = o.get("pairs")
+            if not (isinstance(pairs, list) and pairs and all(
+                    isinstance(p, list) and len(p) == 2 and all(isinstance(a, str) for a in p) for p in pairs)):
+                fail(f"{where}.pairs", "expected a list of [A, B] algorithm names")
+            try:
+                pairs = [[canonical_name(a) for a in p] for p in pairs]
+            except ValueError as exc:
+                fail(f"{where}.pairs", str(exc))
+            for a in (a for p in pairs for a in p):
+                if a not in algorithms:
+                    fail(f"{where}.pairs", f"{a} is not in [algorithms]")
+            o = dict(o, pairs=pairs)
         outputs.append(dict(o))
     return Experiment(name=path.stem, path=str(path), title=str(ex.get("title", path.stem)), seed=seed,
                       runs=runs, out=str(ex.get("out", f"{path.stem}.jsonl")),
@@ -403,7 +445,9 @@ def run_experiment(exp, data_dir, out=None, n_jobs=None, backend=None, scheduler
             tune = exp.tuning is not None
             records += run_sweep(session, algs, [ds], exp.runs, exp.seed, norm, nparams, tune,
                                  exp.tuning["subset"] if tune else 0.1,
-                                 exp.tuning["runs"] if tune else 1, exp.file_order)
+                                 exp.tuning["runs"] if tune else 1, exp.file_order,
+                                 tie_break=exp.tuning["tie_break"] if tune else "grid",
+                                 tune_permutation=exp.tuning["permutation"] if tune else None)
     if dry_run:
         print(f"{exp.name}: {total} runs in all", file=stream)
     return records
@@ -455,13 +499,18 @@ def render_outputs(exp, records=None, results=None, output_dir=None):
         path = Path(output_dir or ".") / o["file"]
         path.parent.mkdir(parents=True, exist_ok=True)
         phase = o.get("phase", "run")
+        ddof = o.get("ddof", 1)
         if o["kind"] == "table":
-            text = format_table(recs, o.get("format", "markdown"), phase=phase, time=o.get("time", True))
+            text = format_table(recs, o.get("format", "markdown"), phase=phase, time=o.get("time", True),
+                                ddof=ddof)
             atomic_write(str(path), text if text.endswith("\n") else text + "\n")
             written.append(str(path))
         elif o["kind"] == "compare":
             reference = {record_names[n]: table for n, table in exp.paper.items()}
-            atomic_write(str(path), format_comparison(recs, reference, phase=phase))
+            atomic_write(str(path), format_comparison(recs, reference, phase=phase, ddof=ddof))
+            written.append(str(path))
+        elif o["kind"] == "paired":
+            atomic_write(str(path), format_paired(recs, o["pairs"], phase=phase, ddof=ddof))
             written.append(str(path))
         else:
             written += plot(recs, str(path), phase=phase, dpi=o.get("dpi", 120))

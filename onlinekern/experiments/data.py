@@ -192,9 +192,15 @@ def find_file(data_dir, name):
 
 def dataset_from(spec, scale=False, scale_target=False, name=None):
     """A DataSet from a path / ``"a+b"`` / ``NAME=...`` string, a list of paths (concatenated),
-    an ``(X, y)`` pair, or an existing DataSet."""
+    an ``(X, y)`` pair, or an existing DataSet.
+
+    ``scale`` min-max scales the features to [0, 1]; ``scale_target`` True min-max scales
+    regression targets to [0, 1], ``"max"`` divides them by their maximum (the RRF reference
+    code's casp convention: targets in [0, 1] when the smallest is 0)."""
     if isinstance(spec, DataSet):
         return spec
+    if isinstance(scale_target, str) and scale_target != "max":
+        raise ValueError(f"scale_target must be true, false or 'max', got {scale_target!r}")
     if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(spec[0], (str, os.PathLike)):
         X, y = spec
         X = _canonical_csr(X) if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
@@ -223,9 +229,12 @@ def dataset_from(spec, scale=False, scale_target=False, name=None):
     if scale:
         X = FeatureScaler(0.0, 1.0).fit_transform(X)
         X = _canonical_csr(X) if sp.issparse(X) else np.ascontiguousarray(X)
-    if scale_target:
+    if scale_target == "max":
+        y = np.asarray(y, dtype=np.float64)
+        y = y / y.max()
+    elif scale_target:
         y = TargetScaler(0.0, 1.0).fit_transform(np.asarray(y, dtype=np.float64))
-    pre = {"scale": bool(scale), "scale_target": bool(scale_target)}
+    pre = {"scale": bool(scale), "scale_target": "max" if scale_target == "max" else bool(scale_target)}
     return DataSet(name, X, y, files, sha, pre, int(X.shape[0]))
 
 
@@ -240,12 +249,15 @@ def datasets_from(data, scale=False, scale_target=False):
     return [dataset_from(d, scale, scale_target) for d in data]
 
 
-def subset_of(ds, fraction, seed):
-    """The tuning subset of ``ds`` as a DataSet of its own (rows in file order)."""
-    idx = subset_indices(ds.n_rows, fraction, seed)
+def subset_of(ds, fraction, seed, permutation=None):
+    """The tuning subset of ``ds`` as a DataSet of its own (rows in file order); ``permutation``
+    as :func:`~onlinekern.experiments.grids.subset_indices` (it enters the identity when given)."""
+    idx = subset_indices(ds.n_rows, fraction, seed, permutation)
     X = ds.X[idx]
     X = _canonical_csr(X) if sp.issparse(X) else np.ascontiguousarray(X)
     sub = {"fraction": float(fraction), "seed": int(seed), "rows": int(len(idx))}
+    if permutation is not None:
+        sub["permutation"] = int(permutation)
     return DataSet(ds.name, X, np.asarray(ds.y)[idx], ds.files, ds.sha256, ds.preprocess,
                    ds.n_rows_full, sub)
 

@@ -359,11 +359,16 @@ def subset_fraction(subset, n_rows):
     return float(subset)
 
 
-def subset_indices(n, fraction, seed):
+def subset_indices(n, fraction, seed, permutation=None):
     """Sorted row indices of the tuning subset: ``round(fraction * n)`` rows (at least 2) drawn
-    without replacement by ``rng(seed, SUBSET_STREAM).permutation(n)``."""
-    from onlinekern.seeding import rng
+    without replacement by ``rng(seed, SUBSET_STREAM).permutation(n)``.
+
+    With ``permutation`` P the rows are instead the first ones of the data order of run P,
+    ``onlinekern.seeding.permutation(seed, P, n)`` (the convention of the RRF reference
+    benchmark, which reserves a run index no evaluation run uses for its tuning subset)."""
+    from onlinekern.seeding import permutation as run_order, rng
     if not 0 < fraction <= 1:
         raise ValueError(f"subset must be a fraction in (0, 1], got {fraction!r}")
     m = min(n, max(2, int(round(fraction * n))))
-    return np.sort(rng(seed, SUBSET_STREAM).permutation(n)[:m])
+    order = rng(seed, SUBSET_STREAM).permutation(n) if permutation is None else run_order(seed, permutation, n)
+    return np.sort(order[:m])

@@ -27,7 +27,8 @@ import numpy as np
 
 from onlinekern.experiments.store import read_results
 
-__all__ = ["format_comparison", "format_seconds", "format_table", "load_results", "plot", "summarize"]
+__all__ = ["format_comparison", "format_paired", "format_seconds", "format_table", "load_results", "plot",
+           "summarize"]
 
 
 def load_results(paths):
@@ -126,15 +127,18 @@ def _labels(records):
     return label
 
 
-def _ms(values):
+def _ms(values, ddof=1):
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return math.nan, math.nan
-    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+    return float(v.mean()), float(v.std(ddof=ddof)) if v.size > 1 else 0.0
 
 
-def summarize(records, phase="run"):
+def summarize(records, phase="run", ddof=1):
     """One row per (data set, algorithm setting): run counts and mean/std of error, time, size.
+
+    ``ddof`` is the standard deviations' (1: the sample std, the default; 0: the population
+    std, as numpy's ``std()`` and the RRF reference benchmark).
 
     Returns
     -------
@@ -155,9 +159,9 @@ def summarize(records, phase="run"):
         bad = [r for r in rs if r.get("status") != "ok"]
         first = ok[0] if ok else rs[0]
         metric = _metric(first)
-        em, es = _ms([r[metric] for r in ok])
-        tm, ts = _ms([r["seconds"] for r in ok])
-        sm, ss = _ms([r["model_size"] for r in ok])
+        em, es = _ms([r[metric] for r in ok], ddof)
+        tm, ts = _ms([r["seconds"] for r in ok], ddof)
+        sm, ss = _ms([r["model_size"] for r in ok], ddof)
         rows.append({
             "data": data, "task": first.get("task"), "metric": metric,
             "algorithm": first["algorithm"], "label": lab, "params": first.get("params") or {},
@@ -212,13 +216,14 @@ def _grid(rows):
     return datasets, labels, cell
 
 
-def format_table(records, format="text", phase="run", time=True):
+def format_table(records, format="text", phase="run", time=True, ddof=1):
     """The paper-style table of ``records`` (a list, a DataFrame or a results path).
 
     format : 'text', 'markdown' or 'csv'.  Markdown marks the best mean error of each data set
-    in bold.  CSV is long-form: one line per (data set, algorithm setting).
+    in bold.  CSV is long-form: one line per (data set, algorithm setting).  ``ddof``: as
+    :func:`summarize`.
     """
-    rows = summarize(records, phase)
+    rows = summarize(records, phase, ddof)
     if format == "csv":
         return _csv(rows)
     if format not in ("text", "markdown"):
@@ -259,7 +264,8 @@ def format_table(records, format="text", phase="run", time=True):
         body.append(line)
     notes = []
     if n_max > 1:
-        notes.append(f"mean ± standard deviation over {n_max} runs (random permutations)")
+        notes.append(f"mean ± {'population ' if ddof == 0 else ''}standard deviation over {n_max} runs "
+                     "(random permutations)")
     for r in rows:
         if r["n_failed"]:
             notes.append(f"{r['label']} on {r['data']}: {r['n_failed']} failed run(s): "
@@ -284,15 +290,16 @@ def format_table(records, format="text", phase="run", time=True):
     return "\n".join(lines)
 
 
-def format_comparison(records, reference, phase="run"):
+def format_comparison(records, reference, phase="run", ddof=1):
     """Markdown tables setting the records' errors and times beside a paper's.
 
     ``reference``: ``{data name: {algorithm: {"label": ..., "error": ..., "seconds": ...}}}``
     (strings as printed in the paper; algorithms without an entry get ``—``).  One section per
     data set: algorithm, our mean ± std error (best in bold), the paper's, our time per run,
     the paper's, and the parameters the runs used (tuned and fixed; ``task`` left out).
+    ``ddof``: as :func:`summarize`.
     """
-    rows = summarize(records, phase)
+    rows = summarize(records, phase, ddof)
     out = []
     for data in dict.fromkeys(r["data"] for r in rows):
         mine = [r for r in rows if r["data"] == data]
@@ -315,12 +322,58 @@ def format_comparison(records, reference, phase="run"):
                 ours = "failed"
             if r["n_failed"]:
                 ours += f" ({r['n_failed']} of {r['n_runs'] + r['n_failed']} runs failed)"
-            setting = ", ".join(f"{k}={_fmt(v)}" for k, v in r["params"].items() if k != "task")
+            setting = _setting(r["params"])
             out.append(f"| {e.get('label', '—')} | `{r['algorithm']}` | {ours} | {e.get('error', '')} | "
                        f"{format_seconds(r['seconds_mean'], r['seconds_std'], r['n_runs'])} | "
                        f"{e.get('seconds', '')} | {setting} |")
         out.append("")
     return "\n".join(out)
+
+
+def _setting(params):
+    """The parameters of a run as ``k=v, ...`` (``task`` left out)."""
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in (params or {}).items() if k != "task")
+
+
+def format_paired(records, pairs, phase="run", ddof=1):
+    """Markdown table of paired differences: run r of algorithm A against run r of B.
+
+    Run r of every algorithm sees the same permutation (:mod:`onlinekern.experiments.runner`), so
+    the difference of their errors run by run removes the order's share of the noise.  For each
+    data set and ``[A, B]`` of ``pairs`` (and each setting of A and of B when they have several):
+    A's and B's mean ± std error, the mean ± std of A − B over the runs both finished, and in
+    how many of them A made fewer mistakes (lower RMSE).  ``ddof``: as :func:`summarize`.
+    """
+    recs = [r for r in _records(records) if r.get("phase", "run") == phase and r.get("status") == "ok"]
+    label = _labels(recs)
+    groups = {}                       # (data, algorithm) -> setting -> (label, run -> record)
+    for r in recs:
+        setting = groups.setdefault((r.get("data"), r["algorithm"]), {}).setdefault(
+            _canon(r.get("params") or {}), (label(r), {}))
+        setting[1][(r.get("seed"), r.get("run"), r.get("order"))] = r
+    out = ["| data | A | B | A | B | A − B, paired | A better in | A setting | B setting |",
+           "|---|---|---|---:|---:|---:|---:|---|---|"]
+    for data in dict.fromkeys(r.get("data") for r in recs):
+        for a, b in pairs:
+            for la, ra in groups.get((data, a), {}).values():
+                for lb, rb in groups.get((data, b), {}).values():
+                    both = [k for k in ra if k in rb]
+                    if not both:
+                        continue
+                    metric = _metric(ra[both[0]])
+                    ea = np.array([ra[k][metric] for k in both])
+                    eb = np.array([rb[k][metric] for k in both])
+                    d = ea - eb
+                    fmt, dfmt = (".4f", ".5f") if metric == "rmse" else (".2f", ".3f")
+                    unit = "" if metric == "rmse" else " %"
+                    (ma, sa), (mb, sb), (md, sdd) = (_ms(v, ddof) for v in (ea, eb, d))
+                    out.append(f"| {data} | `{la}` | `{lb}` | {ma:{fmt}} ± {sa:{fmt}}{unit} | "
+                               f"{mb:{fmt}} ± {sb:{fmt}}{unit} | {md:+{dfmt}} ± {sdd:{dfmt}} | "
+                               f"{int((d < 0).sum())} of {d.size} | {_setting(ra[both[0]]['params'])} | "
+                               f"{_setting(rb[both[0]]['params'])} |")
+    if len(out) == 2:
+        return "_no runs of both algorithms of a pair_\n"
+    return "\n".join(out) + "\n"
 
 
 def _csv(rows):

@@ -17,7 +17,9 @@ on the algorithm, the parameters or the order in which cells execute, so
 
 ``file_order=True`` presents every run in file order (runs then differ only by the learner seed).
 Tuning passes (``tune=True``) run on the subset ``onlinekern.experiments.grids.subset_indices(n, subset, S)``
-in the permutations t = 0..tune_runs-1 of the subset, learner seed S + t.
+in the permutations t = 0..tune_runs-1 of the subset, learner seed S + t (with a reserved
+permutation P, :func:`~onlinekern.experiments.tuning.tune_pairs`: the subset's rows come first in
+permutation P of the data, and pass t presents them in permutation P + t).
 
 Results
 -------
@@ -61,11 +63,12 @@ from onlinekern.cli import DataError, UsageError
 from onlinekern.experiments.data import DataSet, subset_of
 from onlinekern.experiments.specs import params_for, resolved_params, substitute_rows
 from onlinekern.experiments.store import MemoryStore, ResultStore, cell_key, machine_info, to_jsonable
+from onlinekern.losses import get_loss, get_multiclass_loss
 from onlinekern.protocol import run_online
 from onlinekern.registry import available_learners, make_learner, resolve
 
 __all__ = ["BACKENDS", "Cell", "Pair", "Session", "SweepProgress", "hms", "keyed_run_cell",
-           "limit_threads", "make_cell", "run_cell"]
+           "limit_threads", "make_cell", "mean_online_loss", "run_cell"]
 
 PROG = "onlinekern.sweep"
 BACKENDS = ("loky", "threading", "dask")
@@ -146,12 +149,50 @@ def _finite(v):
     return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
 
 
+def mean_online_loss(learner, result, y):
+    """Mean online loss of a pass: the learner's own loss at its pre-update scores.
+
+    Parameters
+    ----------
+    learner : OnlineLearner
+        The learner after the pass (its ``loss``, ``classes_`` and, when it has them,
+        ``epsilon``, ``huber_delta`` and ``quantile``).
+    result : OnlineResult
+        Of ``run_online(..., keep_scores=True)``.
+    y : array
+        The labels or targets of the pass, in file order (``result.order`` presents them).
+
+    Returns
+    -------
+    float, or None when the learner has no ``loss`` parameter or the pass kept no scores.
+    Binary labels map to classes_[0] -> -1, classes_[1] -> +1 (the learner's encoding);
+    multiclass scores take the margin form of the loss with the label's column.
+    """
+    name = getattr(learner, "loss", None)
+    if not isinstance(name, str) or result.scores is None:
+        return None
+    f = np.asarray(result.scores, dtype=np.float64)
+    yo = np.asarray(y) if result.order is None else np.asarray(y)[result.order]
+    if f.ndim == 2:
+        fn = get_multiclass_loss(name).py_loss
+        idx = np.searchsorted(learner.classes_, yo)
+        return float(np.mean([fn(f[i], int(idx[i])) for i in range(len(idx))]))
+    opts = {k: getattr(learner, k) for k in ("epsilon", "huber_delta", "quantile")
+            if isinstance(getattr(learner, k, None), (int, float))}
+    fn = get_loss(name, **opts).py_loss
+    if learner.task_ != "regression":
+        yo = np.where(yo == learner.classes_[1], 1.0, -1.0)
+    return float(np.mean([fn(float(a), float(b)) for a, b in zip(f, yo)]))
+
+
 def run_cell(spec, kind, shape, a, b, c, y):
     """Run one cell (in a worker) and return its measured fields.
 
     ``spec``: algorithm, learner_params (seed and n_threads included), perm_seed (None = file
-    order), run, checkpoints, keep_curve, limit_threads.  Any exception becomes
-    ``status: "failed"`` with its message; so does a non-finite mistake rate or RMSE.
+    order), run (the permutation index), checkpoints, keep_curve, limit_threads, and optionally
+    classes (the labels, when they are not those of ``y``) and mean_loss (also measure
+    :func:`mean_online_loss`).  Any exception becomes ``status: "failed"`` with its message; so
+    does a non-finite mistake rate or RMSE.
     """
     t0 = time.time()
     out = {}
@@ -164,8 +205,11 @@ def run_cell(spec, kind, shape, a, b, c, y):
         X = _rebuild(kind, shape, a, b, c)
         learner = make_learner(spec["algorithm"], **spec["learner_params"])
         res = run_online(learner, X, y, seed=spec["perm_seed"], run=spec["run"],
-                         checkpoints="default" if spec["keep_curve"] else None)
+                         checkpoints="default" if spec["keep_curve"] else None,
+                         classes=spec.get("classes"), keep_scores=bool(spec.get("mean_loss")))
         out = res.to_dict(with_curve=spec["keep_curve"])
+        if spec.get("mean_loss"):
+            out["mean_loss"] = mean_online_loss(learner, res, y)
         out.pop("curve", None) if not spec["keep_curve"] else None
         out["size_name"] = type(learner).size_name
         gamma = getattr(learner, "gamma_", None)
@@ -211,8 +255,15 @@ class Pair:
     resolved: dict = None
 
 
-def make_cell(pair, params, seed, run, phase, file_order, dataset=None, keep_curve=True):
-    """The cell of ``pair`` with ``params`` (fixed + grid point), run ``run`` under ``seed``."""
+def make_cell(pair, params, seed, run, phase, file_order, dataset=None, keep_curve=True,
+              permutation=None, classes=None, mean_loss=False):
+    """The cell of ``pair`` with ``params`` (fixed + grid point), run ``run`` under ``seed``.
+
+    Run r presents the data in permutation r and seeds its learner ``seed + r``; ``permutation``
+    P presents it in permutation P instead (the learner seed stays ``seed + r``).  ``classes``
+    are the labels of the learner when the data set lacks some (a tuning subset); ``mean_loss``
+    also measures the pass's :func:`mean_online_loss`.  Each enters the key only when given, so
+    the keys of every other cell stay what they were."""
     ds = dataset if dataset is not None else pair.dataset
     names = pair.cls._get_param_names()
     # not validated here: a grid point the learner rejects becomes a failed cell, not a crash
@@ -220,6 +271,14 @@ def make_cell(pair, params, seed, run, phase, file_order, dataset=None, keep_cur
     order = "file" if file_order else "permutation"
     identity = {"phase": phase, "algorithm": pair.algorithm, "params": resolved,
                 "data": ds.identity, "seed": seed, "run": run, "order": order}
+    extra = {}
+    if permutation is not None:
+        extra["permutation"] = int(permutation)
+    if classes is not None:
+        extra["classes"] = to_jsonable(np.asarray(classes).tolist())
+    identity.update(extra)
+    if mean_loss:
+        identity["measure"] = ["mean_loss"]
     key = cell_key(identity)
     learner_seed = seed + run if "seed" in names else None
     lp = substitute_rows(params, ds.n_rows)
@@ -229,9 +288,11 @@ def make_cell(pair, params, seed, run, phase, file_order, dataset=None, keep_cur
         lp["n_threads"] = 1
     static = {"key": key, "phase": phase, "algorithm": pair.algorithm, "params": dict(params),
               "resolved_params": resolved, **ds.record_fields(), "seed": seed, "run": run,
-              "order": order, "learner_seed": learner_seed}
+              "order": order, "learner_seed": learner_seed, **extra}
     spec = {"algorithm": pair.algorithm, "learner_params": lp,
-            "perm_seed": None if file_order else seed, "run": run, "keep_curve": keep_curve}
+            "perm_seed": None if file_order else seed, "run": run if permutation is None else permutation,
+            "keep_curve": keep_curve, "classes": None if classes is None else np.asarray(classes),
+            "mean_loss": bool(mean_loss)}
     return Cell(key, static, spec, ds)
 
 
@@ -507,12 +568,12 @@ class Session:
             if guard is not None:
                 guard.restore_original_limits()
 
-    def subset(self, dataset, fraction, seed):
+    def subset(self, dataset, fraction, seed, permutation=None):
         """The tuning subset of ``dataset`` (:func:`~onlinekern.experiments.data.subset_of`),
         made once per session."""
-        sid = (id(dataset), fraction, seed)
+        sid = (id(dataset), fraction, seed, permutation)
         if sid not in self._subsets:
-            self._subsets[sid] = subset_of(dataset, fraction, seed)
+            self._subsets[sid] = subset_of(dataset, fraction, seed, permutation)
         return self._subsets[sid]
 
     # -- phases ----------------------------------------------------------------------------------

@@ -90,14 +90,20 @@ def sweep(algorithms, data, runs=10, seed=0, grid=None, params=None, tune=False,
 
 
 def run_sweep(session, algs, datasets, runs, seed, norm, params, tune, subset, tune_runs,
-               file_order):
+              file_order, tie_break="grid", tune_permutation=None):
+    """The cells of a sweep in ``session``: tuning first (``tune``), then the runs; the records.
+
+    The arguments are :func:`sweep`'s, normalised (``norm``: the grid, ``params``: the fixed
+    parameters); ``tie_break`` and ``tune_permutation`` are those of
+    :func:`~onlinekern.experiments.tuning.tune_pairs` (``tie_break``, ``permutation``)."""
     pairs = session.pairs(datasets, algs, params)
     if not pairs:
         raise NoPairsError("no algorithm can learn from the data given (see the messages above)")
     records = []
     settings = []
     if tune:
-        results = tune_pairs(session, pairs, grid=norm, subset=subset, seed=seed, runs=tune_runs)
+        results = tune_pairs(session, pairs, grid=norm, subset=subset, seed=seed, runs=tune_runs,
+                             tie_break=tie_break, permutation=tune_permutation)
         for res in results:
             records.extend(res.records)
         for p, res in zip(pairs, results):

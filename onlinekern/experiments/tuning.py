@@ -1,8 +1,9 @@
 """The tuning protocol of the papers (Nguyen et al., IJCAI 2017, §4.3) over a session.
 
 Grid search on a random subset of the data (10 % of medium data sets, 1 % above 500k rows),
-selecting the setting with the lowest online mistake rate (or RMSE) of one pass; then R single
-passes over random permutations of the full data with the chosen setting.  :func:`tune` does the
+selecting the setting with the lowest online mistake rate (or RMSE) of one pass (exact ties: the
+first in grid order, or the lowest mean online loss, :func:`select_best`); then R single passes
+over random permutations of the full data with the chosen setting.  :func:`tune` does the
 first half for one learner (``train --tune`` reuses it); ``onlinekern.sweep(..., tune=True)``
 does both.  The grids are :mod:`onlinekern.experiments.grids`.
 """
@@ -18,7 +19,7 @@ from onlinekern.experiments.runner import Session, make_cell
 from onlinekern.experiments.specs import applicable_grid, canonical_name, metric_of, resolved_params
 from onlinekern.seeding import check_seed
 
-__all__ = ["TuneResult", "select_best", "tune", "tune_pairs"]
+__all__ = ["TIE_BREAKS", "TuneResult", "select_best", "tune", "tune_pairs"]
 
 
 # ---- the result of tuning -------------------------------------------------------------------------
@@ -40,7 +41,8 @@ class TuneResult:
         The chosen grid values alone.
     table : list of dict
         One row per grid point, in grid order: ``params`` (the grid values), ``error``,
-        ``error_std``, ``seconds``, ``model_size``, ``status``, ``message``.
+        ``error_std``, ``seconds``, ``model_size``, ``status``, ``message`` (and ``loss``, the
+        mean online loss, when ties are broken by it).
     grid : dict
         The grid searched.
     n_subset, n_rows : int
@@ -73,11 +75,33 @@ class TuneResult:
         return pd.DataFrame(rows)
 
 
-def select_best(points, records_by_point, metric):
-    """(table, best index or None): the grid point with the lowest mean error; ties go to the
-    first in grid order; a point with any failed or non-finite run is not eligible."""
+TIE_BREAKS = ("grid", "loss")
+
+
+def _mean_loss(recs):
+    """Mean of the passes' ``mean_loss`` (None if a learner has no loss: no tie-break by it)."""
+    losses = [r.get("mean_loss") for r in recs]
+    if any(v is None for v in losses):
+        return None
+    return float(np.mean(losses))
+
+
+def select_best(points, records_by_point, metric, tie_break="grid"):
+    """(table, best index or None): the grid point with the lowest mean error.
+
+    ``tie_break`` decides between points with exactly the same mean error: ``"grid"`` takes the
+    first in grid order; ``"loss"`` the lowest mean online loss of the passes (the records'
+    ``mean_loss``, :func:`~onlinekern.experiments.runner.mean_online_loss`), then grid order.
+    A mistake rate is a count, and on a small subset many points tie on it exactly (a learner
+    predicting the majority class at every small step); the loss it descends tells them apart.
+    A point with any failed or non-finite run is not eligible, and with ``"loss"`` neither is
+    one whose mean loss is not finite (a learner without a loss keeps grid order).  The table
+    rows get a ``loss`` entry with ``"loss"``.
+    """
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
     table = []
-    best = None
+    best = best_key = None
     for i, (point, recs) in enumerate(zip(points, records_by_point)):
         errs = [r.get(metric) for r in recs]
         ok = all(r.get("status") == "ok" for r in recs) and all(
@@ -88,15 +112,20 @@ def select_best(points, records_by_point, metric):
                "seconds": float(np.mean([r.get("seconds") or 0.0 for r in recs])),
                "model_size": float(np.mean([r.get("model_size") or 0 for r in recs])) if ok else None,
                "message": next((r.get("error") for r in recs if r.get("status") != "ok"), None)}
+        key = (row["error"],)
+        if tie_break == "loss":
+            row["loss"] = _mean_loss(recs) if ok else None
+            ok = ok and (row["loss"] is None or math.isfinite(row["loss"]))
+            key += (0.0 if row["loss"] is None else row["loss"],)
         table.append(row)
-        if ok and (best is None or row["error"] < table[best]["error"]):
-            best = i
+        if ok and (best is None or key < best_key):
+            best, best_key = i, key
     return table, best
 
 
 def tune(algorithm, X, y=None, grid=None, subset=0.1, seed=0, n_jobs=None, params=None, runs=1,
          backend=None, scheduler=None, client=None, out=None, scale=False, scale_target=False,
-         progress=False):
+         progress=False, tie_break="grid"):
     """Grid search on a random subset, selecting by online mistake rate (or RMSE).
 
     Parameters
@@ -122,6 +151,9 @@ def tune(algorithm, X, y=None, grid=None, subset=0.1, seed=0, n_jobs=None, param
     n_jobs, backend, scheduler, client, out, scale, scale_target, progress
         As :func:`onlinekern.sweep`; with ``out`` every grid point's runs are stored and a
         re-run resumes.
+    tie_break : 'grid' or 'loss'
+        Exact ties of the error go to the first point in grid order, or (``"loss"``) to the
+        lowest mean online loss of the passes (:func:`select_best`).
 
     Returns
     -------
@@ -135,7 +167,7 @@ def tune(algorithm, X, y=None, grid=None, subset=0.1, seed=0, n_jobs=None, param
                   progress=progress) as session:
         ds = dataset_from(data, scale=scale, scale_target=scale_target)
         results = tune_pairs(session, [(ds, algorithm, dict(params or {}))], grid=grid,
-                                     subset=subset, seed=seed, runs=runs)
+                             subset=subset, seed=seed, runs=runs, tie_break=tie_break)
     res = results[0]
     if res.best_params is None:
         msgs = {row["message"] for row in res.table if row["message"]}
@@ -143,7 +175,8 @@ def tune(algorithm, X, y=None, grid=None, subset=0.1, seed=0, n_jobs=None, param
     return res
 
 
-def tune_pairs(session, pairs, grid=None, subset=0.1, seed=0, runs=1):
+def tune_pairs(session, pairs, grid=None, subset=0.1, seed=0, runs=1, tie_break="grid",
+               permutation=None):
     """Grid search for each pair on its tuning subset; one :class:`TuneResult` per pair.
 
     Parameters
@@ -158,12 +191,28 @@ def tune_pairs(session, pairs, grid=None, subset=0.1, seed=0, runs=1):
         Root seed: subset rows and tuning pass t's permutation and learner seed ``seed + t``.
     runs : int
         Passes per grid point.
+    tie_break : 'grid' or 'loss'
+        How exact ties of the error are broken (:func:`select_best`); ``"loss"`` has every
+        pass measure its mean online loss.
+    permutation : int, optional
+        P: the subset is the first rows of the full data's permutation P
+        (:func:`~onlinekern.experiments.grids.subset_indices`) and pass t presents it in
+        permutation P + t (learner seed ``seed + t`` still); default: the subset stream and
+        permutation t.
+
+    A classification subset that lacks some of the data set's labels is learnt with all of
+    them (the learner the chosen setting runs with has every class).
 
     Returns
     -------
     list of TuneResult
     """
     seed = check_seed(seed)
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
+    if permutation is not None and (isinstance(permutation, bool) or not isinstance(permutation, (int, np.integer))
+                                    or permutation < 0):
+        raise ValueError(f"permutation must be a non-negative integer, got {permutation!r}")
     norm = normalise_grid(grid)
     made = []
     for p in pairs:
@@ -184,9 +233,16 @@ def tune_pairs(session, pairs, grid=None, subset=0.1, seed=0, runs=1):
         g = applicable_grid(g, p)
         points = expand_grid(g)
         frac = subset_fraction(subset, p.dataset.n_rows)
-        sub = session.subset(p.dataset, frac, seed)
-        cells = [[make_cell(p, {**p.fixed, **pt}, seed, t, "tune", False, dataset=sub,
-                            keep_curve=False) for t in range(runs)] for pt in points]
+        sub = session.subset(p.dataset, frac, seed, permutation)
+        classes = None
+        if metric_of(p) == "mistake_rate":
+            labels = np.unique(p.dataset.y)
+            if len(np.unique(sub.y)) < len(labels):
+                classes = labels
+        cells = [[make_cell(p, {**p.fixed, **pt}, seed, t, "tune", False, dataset=sub, keep_curve=False,
+                            permutation=None if permutation is None else permutation + t,
+                            classes=classes, mean_loss=tie_break == "loss")
+                  for t in range(runs)] for pt in points]
         jobs.append((p, g, points, cells, sub))
     flat = [c for _, _, _, cells, _ in jobs for cs in cells for c in cs]
     session.run_cells(flat, label="tuning runs")
@@ -194,7 +250,7 @@ def tune_pairs(session, pairs, grid=None, subset=0.1, seed=0, runs=1):
     for p, g, points, cells, sub in jobs:
         recs = [[session.store.get(c.key) for c in cs] for cs in cells]
         metric = metric_of(p)
-        table, best = select_best(points, recs, metric)
+        table, best = select_best(points, recs, metric, tie_break)
         res = TuneResult(
             algorithm=p.algorithm, metric=metric,
             best_params=None if best is None else {**p.fixed, **points[best]},
