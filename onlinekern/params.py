@@ -15,8 +15,8 @@ from onlinekern.seeding import check_seed
 __all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PRESETS", "check_nonnegative", "check_positive", "check_positive_int",
            "is_auto"]
 
-#: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP): at the papers' 50-100
-#: support vectors a budget is full after a few hundred examples and the budget maintenance
+#: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP, Forgetron, BPAs): at
+#: the papers' 50-100 support vectors a budget is full after a few hundred examples and the budget maintenance
 #: (random removal, smallest-norm removal or merging, the Nystrom switch) decides what is learned;
 #: 1,000 lets them learn like unbudgeted kernel OGD/Pegasos for the first 1,000 examples and keeps
 #: the removal noise ~3x smaller, at O(1000 d) per step (BENCHMARKS.md "Defaults").

@@ -245,6 +245,56 @@ def test_averaged_perceptron_vs_numpy(task):
     assert not np.allclose(score_f(averaged, X[:5]), score_f(plain, X[:5]))
 
 
+AVERAGED = {
+    "perceptron": lambda **k: ok.Perceptron(gamma=0.4, **k),
+    "rbp": lambda **k: ok.RBP(gamma=0.4, budget=12, seed=3, **k),
+    "forgetron": lambda **k: ok.Forgetron(gamma=0.4, budget=12, **k),
+    "projectron": lambda **k: ok.Projectron(gamma=0.4, proj_eta=0.3, **k),
+    "projectronpp": lambda **k: ok.ProjectronPP(gamma=0.4, proj_eta=0.3, **k),
+    "bpas": lambda **k: ok.BPAs(gamma=0.4, budget=12, **k),
+}
+
+
+def kept_average(snaps, x, t, g=0.4):
+    """(1/t) sum_{s=1..t} f_s(x) restricted to the SVs of f_t: each SV kept (by insertion stamp)
+    contributes the sum of its coefficients over f_1..f_t (0 where it was absent) times k(x_i, x).
+    Without removals this is the plain average of the hypotheses."""
+    states = [m.core_.sv.get_state() for m in snaps[:t]]
+    now = states[-1]
+    total = np.zeros(now["coef"].shape[1])
+    for j, stamp in enumerate(now["stamp"]):
+        acc = sum(st["coef"][list(st["stamp"]).index(stamp)] * st["scale"] for st in states if stamp in st["stamp"])
+        total += acc * np.exp(-g * np.sum((now["X"][j] - x) ** 2))
+    return total / t
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+@pytest.mark.parametrize("name", sorted(AVERAGED))
+def test_averaged_score_is_the_mean_of_the_hypotheses(name, task):
+    """average=True records (1/t) sum_{s=1..t} f_s(x_t) over the SVs still kept, f_s the model
+    after s examples of the plain learner (copied after every example), whatever the learner does
+    to its coefficients (shrinking, projection); without removals (Perceptron, Projectron) that is
+    the mean of the hypotheses.  The updates are the plain learner's."""
+    X, y = make_data(task, T=50, seed=13)
+    classes = np.unique(y)
+    plain, snaps = AVERAGED[name](average=False), []
+    for t in range(len(y)):
+        plain.partial_fit(X[t:t + 1], y[t:t + 1], classes=classes)
+        snaps.append(pickle.loads(pickle.dumps(plain)))
+    res, scores = online(AVERAGED[name](average=True), X, y)
+    scores = scores.reshape(len(y), -1)
+    expect = [np.zeros(scores.shape[1])] + [kept_average(snaps, X[t], t) for t in range(1, len(y))]
+    np.testing.assert_allclose(scores, np.array(expect), rtol=1e-9, atol=1e-12)
+    if name in ("perceptron", "projectron", "projectronpp"):          # no removal: the plain mean
+        mean = [np.mean([np.atleast_1d(score_f(m, X[t:t + 1])[0]) for m in snaps[:t]], axis=0)
+                for t in range(1, len(y))]
+        np.testing.assert_allclose(scores[1:], np.array(mean), rtol=1e-9, atol=1e-12)
+    final = AVERAGED[name](average=True).fit(X, y)
+    np.testing.assert_allclose(np.asarray(score_f(final, X[:3])).reshape(3, -1),
+                               np.array([kept_average(snaps, x, len(y)) for x in X[:3]]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(final.dual_coef_, snaps[-1].dual_coef_)      # the same updates
+
+
 def test_averaged_defaults_and_presets():
     X, y = make_data("binary", T=60, seed=9)
     Xr, yr = make_data("regression", T=60, seed=9)
@@ -303,7 +353,7 @@ PROJ_CASES = [
 def make_projectron(plus, task, params, g):
     p = dict(params, gamma=g)
     if plus:
-        return ok.ProjectronPP(**p)
+        return ok.ProjectronPP(**p, preset="paper")
     return ok.Projectron(**p, **task_params(task))
 
 
@@ -421,10 +471,10 @@ def test_projectron_eta0_predicts_like_perceptron():
     # on these rows cond(K_S) ~ 1e18 and the scores drift by 2e-5)
     g = 3.0
     _, sp_ = online(ok.Perceptron(gamma=g, average=False), X, y)
-    res, sj = online(ok.Projectron(gamma=g, proj_eta=0.0), X, y)
+    res, sj = online(ok.Projectron(gamma=g, proj_eta=0.0, average=False), X, y)
     np.testing.assert_allclose(sj, sp_, rtol=0, atol=1e-8)
     perceptron = ok.Perceptron(gamma=g, average=False).fit(X, y)
-    projectron = ok.Projectron(gamma=g, proj_eta=0.0).fit(X, y)
+    projectron = ok.Projectron(gamma=g, proj_eta=0.0, average=False).fit(X, y)
     assert projectron.model_size_ < perceptron.model_size_    # duplicates were projected
     Xq = make_X(40, 4, 77)
     np.testing.assert_allclose(score_f(projectron, Xq), score_f(perceptron, Xq),
@@ -510,8 +560,10 @@ def test_registry_names_and_defaults():
                       ("projectronpp", ok.ProjectronPP), ("bpas", ok.BPAs)]:
         assert table[name]["class"] is cls and table[name]["loss"] is None
         assert cls.summary and cls.paper
-    assert ok.Forgetron().budget == ok.BPAs().budget == 100 and ok.RBP.paper_defaults["budget"] == 100
-    assert (ok.RBP().budget, ok.RBP().average, ok.Perceptron().average) == ("auto", "auto", "auto")
+    assert ok.RBP().budget == ok.Forgetron().budget == ok.BPAs().budget == "auto"
+    assert ok.RBP.paper_defaults["budget"] == ok.Forgetron.paper_defaults["budget"] == ok.BPAs.paper_defaults["budget"] == 100
+    for cls in (ok.Perceptron, ok.RBP, ok.Forgetron, ok.Projectron, ok.ProjectronPP, ok.BPAs):
+        assert cls().average == "auto" and cls.paper_defaults["average"] is False
     assert ok.Projectron().budget is None and ok.Projectron().proj_eta == 0.1
     assert ok.ProjectronPP().margin_rule == "eta" and ok.BPAs().c == 1.0
     assert ok.RBP().eta == ok.RBP().epsilon == ok.Forgetron().eta == ok.Projectron().eta == 0.1
@@ -657,11 +709,11 @@ def test_ijcnn1_slice_against_oracles(shared_data):
     res, scores = online(ok.RBP(gamma=g, budget=40, seed=2, preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
     rs, _, _, _ = rb.ref_forgetron(Xd, ye, "binary", g, 40)
-    res, scores = online(ok.Forgetron(gamma=g, budget=40), X, y)
+    res, scores = online(ok.Forgetron(gamma=g, budget=40, preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")
     rs, _, _, _, _ = rb.ref_projectron(Xd, ye, "binary", g, proj_eta=0.1, plus=True)
-    res, scores = online(ok.ProjectronPP(gamma=g), X, y)
+    res, scores = online(ok.ProjectronPP(gamma=g, preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary", rtol=1e-9, atol=1e-11)
     rs, _, _ = rb.ref_bpas(Xd, ye, "binary", g, 40)
-    res, scores = online(ok.BPAs(gamma=g, budget=40), X, y)
+    res, scores = online(ok.BPAs(gamma=g, budget=40, preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")

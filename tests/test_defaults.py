@@ -173,7 +173,6 @@ SHORTFALLS = {
     ("bsgd-removal", "cadata"): 0.987,
     ("dualsgd-l1", "cadata"): 0.904,
     ("dualsgd-eps", "cadata"): 0.903,
-    ("forgetron", "cadata"): 0.909,
     ("sg", "letter.scale"): 0.989,
     ("sg", "abalone"): 0.938,
     ("sg", "cadata"): 1.006,

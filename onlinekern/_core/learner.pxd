@@ -17,6 +17,11 @@ cdef class LearnerCore:
     cdef object scratch_                 # keeps the scratch buffers below alive
     cdef double* score_buf               # n_outputs
     cdef double* grad_buf                # n_outputs
+    # Averaged predictions (the averaged Perceptron family): step() leaves in avg_buf the
+    # correction that turns its pre-update score into the average of the hypotheses so far, and
+    # run() records out + avg_buf (see KernelCore.set_averaged).
+    cdef public bint averaged
+    cdef double* avg_buf                 # n_outputs
     # Online target normalisation (regression, the product defaults): the core learns
     # (y - loc) / scale and predicts loc + scale * f, with loc and scale the running mean and
     # standard deviation of the targets seen so far (see LearnerCore.run).

@@ -161,11 +161,12 @@ cdef class LearnerCore:
         self.n_outputs = n_outputs if task == TASK_MULTICLASS else 1
         self.n_threads = max(1, n_threads)
         self.n_seen = 0
-        buf = np.zeros(2 * self.n_outputs)
+        buf = np.zeros(3 * self.n_outputs)
         self.scratch_ = buf
         cdef double[::1] v = buf
         self.score_buf = &v[0]
         self.grad_buf = &v[self.n_outputs]
+        self.avg_buf = &v[2 * self.n_outputs]
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         return -1
@@ -290,6 +291,9 @@ cdef class LearnerCore:
                 status = self.step(xr, xi, nnz, ystep, f)
                 if status != 0:
                     break
+                if self.averaged:              # the recorded prediction: the averaged hypothesis
+                    for c in range(C):
+                        f[c] += self.avg_buf[c]
                 if tnorm:
                     f[0] = loc + scl * f[0]
                 self.n_seen += 1
@@ -384,11 +388,13 @@ cdef class LearnerCore:
     def get_state(self):
         return {"n_features": self.n_features, "task": self.task, "n_outputs": self.n_outputs,
                 "n_seen": self.n_seen, "n_threads": self.n_threads, "target_norm": int(self.target_norm),
+                "averaged": int(self.averaged),
                 "t_count": self.t_count, "t_mean": self.t_mean, "t_m2": self.t_m2}
 
     def set_state(self, state):
         self._setup(int(state["n_features"]), int(state["task"]), int(state["n_outputs"]), int(state["n_threads"]))
         self.n_seen = int(state["n_seen"])
+        self.averaged = bool(state.get("averaged", 0))
         self.target_norm = bool(state.get("target_norm", 0))
         self.t_count = int(state.get("t_count", 0))
         self.t_mean = float(state.get("t_mean", 0.0))

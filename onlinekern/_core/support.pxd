@@ -161,6 +161,13 @@ cdef class SupportSet:
     cdef long long* stamp                # cap: insertion time (FIFO order survives swap-removal)
     cdef long long clock
     cdef double* k                       # cap: kernel values of the last query
+    # Averaged predictions (track on): gam[i, c] = sum over the changes delta of alpha_ic of
+    # delta * (the example count when it was made), so that the average of the hypotheses used
+    # for examples 1..t is f_t - (1/t) sum_i gam_i k_i.  Every coefficient change through the
+    # methods below keeps it; ``now`` is the current example count (set by KernelCore).
+    cdef double* gam                     # cap * C (true units)
+    cdef public bint track
+    cdef public long long now
     cdef double* part                    # per-block partial scores
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil
@@ -179,6 +186,8 @@ cdef class SupportSet:
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil
     cdef void kernel_row(self, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef void predict(self, const double* x, const int* idx, int nnz, double xsq, double* out) noexcept nogil
+    cdef void average_correction(self, long long t, double* out) noexcept nogil
+    cdef void track_change(self, Py_ssize_t i, int c, double delta) noexcept nogil
     cdef double log_kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef void _blocks(self, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil

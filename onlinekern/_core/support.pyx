@@ -84,6 +84,7 @@ cdef class SupportSet:
 
     def __dealloc__(self):
         free(self.X); free(self.XT); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
+        free(self.gam)
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil:
         """Grow storage to at least cap slots (capped by the budget). 0 on success."""
@@ -103,6 +104,9 @@ cdef class SupportSet:
         p = realloc(self.coef, cap * self.C * sizeof(double))
         if p == NULL: return -1
         self.coef = <double*>p
+        p = realloc(self.gam, cap * self.C * sizeof(double))
+        if p == NULL: return -1
+        self.gam = <double*>p
         p = realloc(self.stamp, cap * sizeof(long long))
         if p == NULL: return -1
         self.stamp = <long long*>p
@@ -149,6 +153,7 @@ cdef class SupportSet:
             memcpy(self.X + i * self.d, self.X + last * self.d, self.d * sizeof(double))
             self._mirror(i)
             memcpy(self.coef + i * self.C, self.coef + last * self.C, self.C * sizeof(double))
+            memcpy(self.gam + i * self.C, self.gam + last * self.C, self.C * sizeof(double))
             self.sqn[i] = self.sqn[last]
             self.stamp[i] = self.stamp[last]
             self.k[i] = self.k[last]
@@ -165,6 +170,9 @@ cdef class SupportSet:
     cdef void shrink(self, double c) noexcept nogil:
         """alpha_i <- c * alpha_i for every SV, in O(1) (renormalising when the scale underflows)."""
         cdef Py_ssize_t i
+        if self.track:
+            for i in range(self.n * self.C):
+                self.gam[i] += (c - 1.0) * (self.scale * self.coef[i]) * <double>self.now
         if c == 0.0:
             memset(self.coef, 0, self.n * self.C * sizeof(double))
             self.scale = 1.0
@@ -180,6 +188,8 @@ cdef class SupportSet:
         cdef int c
         for c in range(self.C):
             self.coef[i * self.C + c] += delta[c] / self.scale
+            if self.track:
+                self.gam[i * self.C + c] += delta[c] * <double>self.now
 
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil:
         """True coefficient alpha_ic."""
@@ -187,6 +197,8 @@ cdef class SupportSet:
 
     cdef void set_alpha(self, Py_ssize_t i, int c, double value) noexcept nogil:
         """alpha_ic <- value."""
+        if self.track:
+            self.gam[i * self.C + c] += (value - self.scale * self.coef[i * self.C + c]) * <double>self.now
         self.coef[i * self.C + c] = value / self.scale
 
     cdef double* row(self, Py_ssize_t i) noexcept nogil:
@@ -204,6 +216,7 @@ cdef class SupportSet:
         self.sqn[i] = xsq
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
+            self.gam[i * self.C + c] = alpha[c] * <double>self.now if self.track else 0.0
         self.stamp[i] = self.clock
         self.clock += 1
 
@@ -218,6 +231,7 @@ cdef class SupportSet:
         self.sqn[i] = row_sqnorm(r, self.d)
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
+            self.gam[i * self.C + c] = alpha[c] * <double>self.now if self.track else 0.0
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""
@@ -310,6 +324,26 @@ cdef class SupportSet:
         for c in range(self.C):
             out[c] *= self.scale
 
+    cdef void average_correction(self, long long t, double* out) noexcept nogil:
+        """out[c] = -(1/t) sum_i gam_ic k_i with the kernel row of the last query in self.k: added to
+        f_t it gives the average of the hypotheses used for examples 1..t (0 when t = 0)."""
+        cdef Py_ssize_t i
+        cdef int c
+        cdef double acc
+        for c in range(self.C):
+            acc = 0.0
+            if t > 0:
+                for i in range(self.n):
+                    acc = acc + self.gam[i * self.C + c] * self.k[i]
+                acc = -acc / <double>t
+            out[c] = acc
+
+    cdef void track_change(self, Py_ssize_t i, int c, double delta) noexcept nogil:
+        """Record a change delta of alpha_ic made outside the methods above (learners that write
+        the coefficients directly)."""
+        if self.track:
+            self.gam[i * self.C + c] += delta * <double>self.now
+
     # -- Python access ----------------------------------------------------------------------
     @property
     def support_vectors(self):
@@ -374,8 +408,10 @@ cdef class SupportSet:
         coef = np.array([self.coef[i] for i in range(self.n * self.C)]).reshape(self.n, self.C)
         stamp = np.array([self.stamp[i] for i in range(self.n)], dtype=np.int64)
         sqn = np.array([self.sqn[i] for i in range(self.n)])
+        gam = np.array([self.gam[i] for i in range(self.n * self.C)]).reshape(self.n, self.C)
         return {"d": self.d, "C": self.C, "gamma": self.gamma, "budget": self.budget, "n_threads": self.n_threads,
-                "scale": self.scale, "clock": self.clock, "X": X, "coef": coef, "stamp": stamp, "sqn": sqn}
+                "scale": self.scale, "clock": self.clock, "X": X, "coef": coef, "stamp": stamp, "sqn": sqn,
+                "track": int(self.track), "gam": gam}
 
     def set_state(self, st):
         cdef Py_ssize_t i, n = np.asarray(st["X"]).shape[0]
@@ -390,15 +426,21 @@ cdef class SupportSet:
         cdef const double[::1] qv = np.ascontiguousarray(st["sqn"], dtype=np.float64)
         if self.reserve(max(n, 1)) != 0 or (n > self.cap):
             raise MemoryError("cannot allocate the support set")
+        gam = np.zeros((n, self.C)) if "gam" not in st else np.asarray(st["gam"], dtype=np.float64)
+        if gam.shape != (n, self.C):
+            raise ValueError("support set arrays have inconsistent shapes")
+        cdef const double[:, ::1] gv = np.ascontiguousarray(gam).reshape(n, self.C)
         for i in range(n):
             memcpy(self.X + i * self.d, &Xv[i, 0], self.d * sizeof(double))
             self._mirror(i)
             memcpy(self.coef + i * self.C, &cv[i, 0], self.C * sizeof(double))
+            memcpy(self.gam + i * self.C, &gv[i, 0], self.C * sizeof(double))
             self.stamp[i] = sv[i]
             self.sqn[i] = qv[i]
         self.n = n
         self.scale = float(st["scale"])
         self.clock = int(st["clock"])
+        self.track = bool(st.get("track", 0))
 
     def __reduce__(self):
         return (_rebuild_support, (self.get_state(),))
@@ -430,10 +472,26 @@ cdef class KernelCore(LearnerCore):
         """Score x (and leave k(x_i, x) in self.sv.k and ||x||^2 in self.xsq)."""
         self.xsq = row_sqnorm(x, nnz)
         self.sv.predict(x, idx, nnz, self.xsq, out)
+        if self.averaged:                # before any update of this step (LearnerCore.run adds it)
+            self.sv.now = self.n_seen
+            self.sv.average_correction(self.n_seen, self.avg_buf)
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        cdef int c
         self.kernel_scores(x, idx, nnz, out)
+        if self.averaged:
+            for c in range(self.n_outputs):
+                out[c] += self.avg_buf[c]
         return 0
+
+    def set_averaged(self, bint on):
+        """Record and return the average of the hypotheses used so far instead of the current
+        one (the averaged Perceptron, Freund & Schapire 1999); the updates are unchanged.  Call
+        before the first example: the support set starts tracking the coefficients' history."""
+        if on and self.sv.n and not self.sv.track:
+            raise ValueError("averaging must be switched on before the first support vector")
+        self.averaged = on
+        self.sv.track = on
 
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return self.sv.n

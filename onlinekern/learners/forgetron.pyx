@@ -35,6 +35,8 @@ from onlinekern.learners.perceptron cimport perceptron_update
 import numpy as np
 
 from onlinekern.base import KernelLearner
+from onlinekern.learners.perceptron import Averaged
+from onlinekern.params import AUTO_BUDGET
 
 cdef double SQRT2 = 1.4142135623730951
 
@@ -154,7 +156,7 @@ cdef class ForgetronCore(KernelCore):
         self._setup_scratch()
 
 
-class Forgetron(KernelLearner):
+class Forgetron(Averaged, KernelLearner):
     """Self-tuned Forgetron: a budget Perceptron that shrinks all weights, then forgets the oldest SV.
 
     Dekel, Shalev-Shwartz & Singer, "The Forgetron: a kernel-based Perceptron on a budget",
@@ -171,12 +173,15 @@ class Forgetron(KernelLearner):
         thousand examples among multiples of the median-heuristic width, with and without
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    budget : int
-        Maximum number of support vectors B (100, KOL).
+    budget : int or 'auto'
+        Maximum number of support vectors B; 'auto' (default): 1,000 (the 'paper' preset: 100, KOL).
     eta : float
         Regression step (0.1, LSOKL Matlab).
     epsilon : float
         Regression tube (0.1, LSOKL Matlab).
+    average : bool or 'auto'
+        Predict with the average of the hypotheses used so far, over the SVs kept (online and after
+        training; the updates stay the paper's).  'auto' (default): on for classification, off for regression; the 'paper' preset: off.
     task : {'classification', 'regression'}
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
@@ -202,10 +207,19 @@ class Forgetron(KernelLearner):
     family = "forgetron"
     summary = "self-tuned Forgetron: shrink all weights, then forget the oldest SV when over budget"
     paper = "Dekel, Shalev-Shwartz & Singer, SIAM J. Comput. 2008"
+    paper_defaults = {"gamma": None, "average": False, "budget": 100}
 
-    def __init__(self, gamma="auto", budget=100, eta=0.1, epsilon=0.1, task="classification", preset="auto", seed=0,
-                 n_threads=None):
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """budget: :data:`onlinekern.params.AUTO_BUDGET`; average: as the Perceptron's (averaged at
+        B = 1000 on 5,000 rows: a9a 25.5 -> 16.9 %, ijcnn1 17.0 -> 8.4 %, w8a 4.7 -> 2.7 %)."""
+        if name == "budget":
+            return AUTO_BUDGET
+        return super().auto_value(name, X, task, n_outputs, n_stream)
+
+    def __init__(self, gamma="auto", budget="auto", eta=0.1, epsilon=0.1, average="auto", task="classification",
+                 preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.average = average
         self.preset = preset
         self.budget = budget
         self.eta = eta
@@ -216,9 +230,11 @@ class Forgetron(KernelLearner):
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = ForgetronCore()
-        core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget), self._n_threads())
+        budget = int(self.param_value("budget"))
+        core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.eta, core.epsilon = float(self.eta), float(self.epsilon)
-        core._setup_forgetron(int(self.budget))
+        core.set_averaged(bool(self.param_value("average")))
+        core._setup_forgetron(budget)
         return core
 
     @property

@@ -7,28 +7,39 @@ epsilon-mistake |y - f| > epsilon append (x_t, eta sign(y - f)).  The support se
 
 Averaged (ext; Freund & Schapire 1999, the averaged variant of the voted Perceptron): the updates
 are the Perceptron's, decided on f_t, but the prediction that is recorded and returned is that of
-the average of the hypotheses f_1, ..., f_t used so far,
-    fbar_t(x) = (1/t) sum_{s<=t} f_s(x) = sum_i alpha_i (t - T_i)/t k(x_i, x),
-T_i the number of examples seen when SV i was added (stored as its insertion stamp).
+the average of the hypotheses f_1, ..., f_t used so far, fbar_t(x) = (1/t) sum_{s<=t} f_s(x)
+(KernelCore.set_averaged: the support set keeps each coefficient's history; for the Perceptron,
+sum_i alpha_i (t - T_i)/t k(x_i, x) with T_i the example count when SV i was added).
 """
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
-from onlinekern._core.support cimport KernelCore, SupportSet
+from onlinekern._core.support cimport KernelCore
 from onlinekern._core.losses cimport runner_up
 
 from onlinekern.base import KernelLearner
 
 
 def averaged_default(task):
-    """The product default of ``average`` for the Perceptron and RBP: True unless ``task`` is
+    """The product default of ``average`` for the mistake-driven learners: True unless ``task`` is
     regression.
 
     The plain Perceptron's own predictions make many mistakes on noisy data: on the first 5,000
     rows of a9a, ijcnn1, w8a and german.numer it made 20.8, 11.1, 4.0 and 33 % against the
     majority class's 23, 10.1, 3.1 and 30 %, at every kernel width tried.  The average of its
-    hypotheses (Freund & Schapire 1999; Collins 2002) makes 16.6, 8.3, 2.6 and 29 % with the same
-    updates (BENCHMARKS.md "Defaults").
+    hypotheses (Freund & Schapire 1999; Collins 2002) makes 16.7, 8.4, 2.7 and 27.5 % with the
+    same updates (BENCHMARKS.md "Defaults").
     """
     return task != "regression"
+
+
+class Averaged:
+    """Mixin of the mistake-driven learners with an ``average`` parameter (Perceptron, RBP,
+    Forgetron, Projectron, Projectron++, BPAs): its product default, :func:`averaged_default`."""
+
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """average: :func:`averaged_default`; other names: the next class's rule."""
+        if name == "average":
+            return averaged_default(task)
+        return super().auto_value(name, X, task, n_outputs, n_stream)
 
 
 cdef bint perceptron_update(int task, const double* f, double y, int C, double eta, double epsilon,
@@ -61,55 +72,26 @@ cdef bint perceptron_update(int task, const double* f, double y, int C, double e
     return True
 
 
-cdef void averaged_scores(SupportSet sv, long long t, int C, double* out) noexcept nogil:
-    """out[0:C] holds f(x) = sum_i alpha_i k_i with the kernel row k in sv.k (after sv.predict);
-    replace it by the averaged score sum_i alpha_i (t - T_i)/t k_i = f - (1/t) sum_i alpha_i T_i k_i,
-    T_i = sv.stamp[i] (the example count when SV i was added).  t = 0: nothing seen, f = 0."""
-    cdef Py_ssize_t i
-    cdef int c
-    cdef double acc, w
-    if t <= 0 or sv.n == 0:
-        return
-    for c in range(C):
-        acc = 0.0
-        for i in range(sv.n):
-            acc = acc + sv.coef[i * C + c] * (<double>sv.stamp[i] * sv.k[i])
-        out[c] = out[c] - sv.scale * acc / <double>t
-
-
 cdef class PerceptronCore(KernelCore):
     cdef public double eta, epsilon
-    cdef public bint average
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
-        cdef bint update
         self.kernel_scores(x, idx, nnz, out)
-        update = perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, self.grad_buf)
-        if self.average:                       # the recorded prediction: the averaged hypothesis
-            averaged_scores(self.sv, self.n_seen, self.n_outputs, out)
-        if not update:
+        if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, self.grad_buf):
             return 0
-        self.sv.clock = self.n_seen            # the stamp T_i of the new SV
         return 0 if self.sv.append(x, idx, nnz, self.xsq, self.grad_buf) >= 0 else -1
-
-    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
-        self.kernel_scores(x, idx, nnz, out)
-        if self.average:
-            averaged_scores(self.sv, self.n_seen, self.n_outputs, out)
-        return 0
 
     def get_state(self):
         st = KernelCore.get_state(self)
-        st.update(eta=self.eta, epsilon=self.epsilon, average=int(self.average))
+        st.update(eta=self.eta, epsilon=self.epsilon)
         return st
 
     def set_state(self, st):
         KernelCore.set_state(self, st)
         self.eta, self.epsilon = float(st["eta"]), float(st["epsilon"])
-        self.average = bool(st.get("average", 0))
 
 
-class Perceptron(KernelLearner):
+class Perceptron(Averaged, KernelLearner):
     """Kernel Perceptron with the Gaussian kernel (unbounded support set).
 
     Freund & Schapire, "Large margin classification using the perceptron algorithm",
@@ -149,12 +131,6 @@ class Perceptron(KernelLearner):
     paper = "Freund & Schapire, Machine Learning 1999"
     paper_defaults = {"gamma": None, "average": False}
 
-    def auto_value(self, name, X, task, n_outputs, n_stream):
-        """average: on for classification (:func:`averaged_default`), off for regression."""
-        if name == "average":
-            return averaged_default(task)
-        return self.paper_defaults[name]
-
     def __init__(self, gamma="auto", eta=0.1, epsilon=0.1, average="auto", task="classification", preset="auto",
                  seed=0, n_threads=None):
         self.gamma = gamma
@@ -170,5 +146,5 @@ class Perceptron(KernelLearner):
         core = PerceptronCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, -1, self._n_threads())
         core.eta, core.epsilon = float(self.eta), float(self.epsilon)
-        core.average = bool(self.param_value("average"))
+        core.set_averaged(bool(self.param_value("average")))
         return core

@@ -47,6 +47,7 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 
 import numpy as np
 
+from onlinekern.learners.perceptron import Averaged
 from onlinekern.base import KernelLearner, check_nonnegative as _nonnegative
 
 cdef double DELTA2_MIN = 1e-12
@@ -143,8 +144,10 @@ cdef class ProjectronCore(KernelCore):
         cdef double* coef = self.sv.coef
         for i in range(self.sv.n):
             coef[i * C + cy] += s * self.dbuf[i]
+            self.sv.track_change(i, cy, scale * self.dbuf[i])      # averaged predictions' history
             if cr >= 0:
                 coef[i * C + cr] -= s * self.dbuf[i]
+                self.sv.track_change(i, cr, -scale * self.dbuf[i])
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* a = self.grad_buf
@@ -291,7 +294,7 @@ def _check_projectron_params(learner):
     _nonnegative("proj_eta", learner.proj_eta)
 
 
-class Projectron(KernelLearner):
+class Projectron(Averaged, KernelLearner):
     """Projectron: a kernel Perceptron that projects instead of adding when the new example is
     within distance eta of the span of the SVs.
 
@@ -316,6 +319,9 @@ class Projectron(KernelLearner):
         Regression step eta_r (0.1, LSOKL Matlab).
     epsilon : float
         Regression tube (0.1, LSOKL Matlab).
+    average : bool or 'auto'
+        Predict with the average of the hypotheses used so far, over the SVs kept (online and after
+        training; the updates stay the paper's).  'auto' (default): on for classification, off for regression; the 'paper' preset: off.
     task : {'classification', 'regression'}
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
@@ -333,10 +339,12 @@ class Projectron(KernelLearner):
     summary = "Projectron: Perceptron that projects onto the SV span unless the new example is far from it"
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = False
+    paper_defaults = {"gamma": None, "average": False}
 
-    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, eta=0.1, epsilon=0.1, task="classification",
-                 preset="auto", seed=0, n_threads=None):
+    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, eta=0.1, epsilon=0.1, average="auto",
+                 task="classification", preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
+        self.average = average
         self.preset = preset
         self.proj_eta = proj_eta
         self.budget = budget
@@ -357,6 +365,7 @@ class Projectron(KernelLearner):
         core = ProjectronCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.proj_eta = float(self.proj_eta)
+        core.set_averaged(bool(self.param_value("average")))
         # regression step and tube (Projectron++ has no regression, so no such parameters)
         core.eta, core.epsilon = float(getattr(self, "eta", 0.1)), float(getattr(self, "epsilon", 0.1))
         core._setup_projectron(budget, self.plus, self._rule())
@@ -391,6 +400,9 @@ class ProjectronPP(Projectron):
         Optional hard cap on the number of SVs (None: none; rule 'U' needs one).
     margin_rule : {'eta', 'U'}
         Margin-update rule: 'eta' (JMLR/DOGMA) or 'U' (LSOKL budget form).
+    average : bool or 'auto'
+        Predict with the average of the hypotheses used so far, over the SVs kept (online and after
+        training; the updates stay the paper's).  'auto' (default): on; the 'paper' preset: off.
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
         first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
@@ -409,8 +421,10 @@ class ProjectronPP(Projectron):
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = True
 
-    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, margin_rule="eta", preset="auto", seed=0, n_threads=None):
+    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, margin_rule="eta", average="auto", preset="auto",
+                 seed=0, n_threads=None):
         self.gamma = gamma
+        self.average = average
         self.preset = preset
         self.proj_eta = proj_eta
         self.budget = budget

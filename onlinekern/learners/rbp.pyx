@@ -14,20 +14,19 @@ from libc.string cimport memmove
 
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
 from onlinekern._core.support cimport KernelCore
-from onlinekern.learners.perceptron cimport perceptron_update, averaged_scores
+from onlinekern.learners.perceptron cimport perceptron_update
 from onlinekern._core.rng cimport RandomStream
 
 import numpy as np
 
 from onlinekern.base import KernelLearner
-from onlinekern.learners.perceptron import averaged_default
+from onlinekern.learners.perceptron import Averaged
 from onlinekern.params import AUTO_BUDGET
 from onlinekern.seeding import CHOICE
 
 
 cdef class RBPCore(KernelCore):
     cdef public double eta, epsilon
-    cdef public bint average         # record and return the averaged hypothesis (perceptron.pyx)
     cdef readonly Py_ssize_t budget
     cdef public RandomStream rng
     cdef object pos_                 # int64 array (budget,): slot of the SV at insertion position j
@@ -58,47 +57,34 @@ cdef class RBPCore(KernelCore):
         cdef double* a = self.grad_buf
         cdef int c, yi
         cdef Py_ssize_t slot
-        cdef bint update
         self.kernel_scores(x, idx, nnz, out)
         # the Perceptron's update decision (§3.1)
-        update = perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a)
-        if self.average:
-            averaged_scores(self.sv, self.n_seen, self.n_outputs, out)
-        if not update:
+        if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a):
             return 0
         # budget: uniform random removal just before the append (§3.3)
         if self.sv.n >= self.budget:
             self.remove_position(self.rng.integers(self.sv.n))
-        self.sv.clock = self.n_seen          # the averaged score's T_i (insertion order unchanged)
         slot = self.sv.append(x, idx, nnz, self.xsq, a)
         if slot < 0:
             return -1
         self.pos[self.sv.n - 1] = slot
         return 0
 
-    cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
-        self.kernel_scores(x, idx, nnz, out)
-        if self.average:
-            averaged_scores(self.sv, self.n_seen, self.n_outputs, out)
-        return 0
-
     def get_state(self):
         st = KernelCore.get_state(self)
-        st.update(eta=self.eta, epsilon=self.epsilon, budget=int(self.budget), rng=self.rng.state,
-                  average=int(self.average))
+        st.update(eta=self.eta, epsilon=self.epsilon, budget=int(self.budget), rng=self.rng.state)
         return st
 
     def set_state(self, st):
         KernelCore.set_state(self, st)
         self.eta, self.epsilon = float(st["eta"]), float(st["epsilon"])
-        self.average = bool(st.get("average", 0))
         budget = int(st["budget"])
         if budget < 1 or self.sv.budget != budget:
             raise ValueError("RBP state: budget does not match the support set")
         self._setup_budget(budget, 0, st["rng"])
 
 
-class RBP(KernelLearner):
+class RBP(Averaged, KernelLearner):
     """Randomized Budget Perceptron: the kernel Perceptron that deletes a uniformly random SV
     before adding one when the budget is full.
 
@@ -151,9 +137,7 @@ class RBP(KernelLearner):
         (:func:`onlinekern.learners.perceptron.averaged_default`)."""
         if name == "budget":
             return AUTO_BUDGET
-        if name == "average":
-            return averaged_default(task)
-        return self.paper_defaults[name]
+        return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def __init__(self, gamma="auto", budget="auto", eta=0.1, epsilon=0.1, average="auto", task="classification",
                  preset="auto", seed=0, n_threads=None):
@@ -172,6 +156,6 @@ class RBP(KernelLearner):
         budget = int(self.param_value("budget"))
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.eta, core.epsilon = float(self.eta), float(self.epsilon)
-        core.average = bool(self.param_value("average"))
+        core.set_averaged(bool(self.param_value("average")))
         core._setup_budget(budget, self.seed)
         return core
