@@ -529,11 +529,13 @@ def test_registry_and_defaults():
     assert (fitted.budget_, fitted.lam_) == (50, 1e-4)
     assert "merge_tol" not in ok.BSGDRemoval().get_params()
     p = ok.BOGD().get_params()
-    assert (p["budget"], p["eta"], p["lam"], p["coef_bound"], p["loss"]) == ("auto", 0.2, "auto", 10.0, "hinge")
+    assert (p["budget"], p["eta"], p["lam"], p["coef_bound"], p["loss"]) == ("auto", "auto", "auto", 10.0, "hinge")
     assert (ok.BOGD.paper_defaults["budget"], ok.BOGD.paper_defaults["lam"]) == (100, 1e-3)
     X, y = make_data("binary", T=60, seed=3)
     fitted = ok.BOGD().fit(X, y)          # product defaults: lam = 1/(eta B) cancels the rescaling
-    assert (fitted.budget_, fitted.lam_) == (1000, 1.0 / (0.2 * 1000))
+    assert (fitted.budget_, fitted.eta_, fitted.lam_) == (1000, 0.2, 1.0 / (0.2 * 1000))
+    fitted = ok.BOGD(loss="logistic").fit(X, y)          # eta = 0.2 / L, L = 1/4
+    assert (fitted.eta_, fitted.lam_) == (0.8, 1.0 / (0.8 * 1000))
     fitted = ok.BOGDPlusPlus(budget=40).fit(X, y)
     assert fitted.lam_ == 1.0 / (0.2 * 40) and not hasattr(fitted, "budget_")
     fitted = ok.BOGD(preset="paper").fit(X, y)

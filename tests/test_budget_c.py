@@ -380,8 +380,9 @@ def test_registry_names():
     assert (defaults["budget"], defaults["k_merge"], defaults["n_components"], defaults["lam"]) == (100, 20, 200, "auto")
     assert ok.DualSGD.paper_defaults["lam"] is None                # the papers' 2/T
     defaults = ok.NOGD().get_params()
-    assert (defaults["budget"], defaults["rank"], defaults["eta"], defaults["eta_linear"]) == ("auto", None, 0.2, 0.2)
-    assert ok.NOGD.paper_defaults["budget"] == 100
+    assert (defaults["budget"], defaults["rank"], defaults["eta"], defaults["eta_linear"]) == ("auto", None, "auto", "auto")
+    assert (ok.NOGD.paper_defaults["budget"], ok.NOGD.paper_defaults["eta"], ok.NOGD.paper_defaults["eta_linear"]) \
+        == (100, 0.2, 0.2)
 
 
 @pytest.mark.parametrize("budget, rank", [(100, 20), (1000, 200), (12, 2), (2, 1), (1, 1)])

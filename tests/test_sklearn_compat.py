@@ -79,7 +79,7 @@ R2 = {
     "dsg-quantile": 0.287, "dualsgd-eps": 0.267, "dualsgd-l1": 0.261, "dualsgd-l2": 0.279,
     "fogd-quantile": 0.478, "forgetron[regression]": 0.165, "nogd-quantile": 0.444,
     "ogd-quantile": 0.468, "perceptron[regression]": 0.473, "projectron[regression]": 0.464,
-    "rbp[regression]": 0.139, "sg[regression]": -8.07, "udsg-huber": 0.481, "udsg-l1": 0.459,
+    "rbp[regression]": 0.139, "rrf-eps": 0.411, "rrf-l1": 0.366, "sg[regression]": -8.07, "udsg-huber": 0.481, "udsg-l1": 0.459,
     "udsg-quantile": 0.288,
 }
 R2_WHY = {

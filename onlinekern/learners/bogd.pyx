@@ -209,6 +209,7 @@ import numbers
 import numpy as np
 
 from onlinekern.base import KernelLearner, is_auto
+from onlinekern.losses import smooth_step
 from onlinekern.params import AUTO_BUDGET
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 from onlinekern.seeding import CHOICE
@@ -447,10 +448,11 @@ class _BOGD(KernelLearner):
     tasks = ("binary", "multiclass", "regression")
     paper = "Zhao, Wang, Wu, Jin & Hoi, ICML 2012"
     _sampling = UNIFORM
-    paper_defaults = {"gamma": None, "budget": 100, "lam": 1e-3}
+    paper_defaults = {"gamma": None, "budget": 100, "eta": 0.2, "lam": 1e-3}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """budget: :data:`onlinekern.params.AUTO_BUDGET`; lam: 1/(eta B), the shrink that cancels the rescaling.
+        """budget: :data:`onlinekern.params.AUTO_BUDGET`; eta: 0.2 times 1/L for a smooth loss
+        (:func:`onlinekern.losses.smooth_step`); lam: 1/(eta B), the shrink that cancels the rescaling.
 
         After the budget fills, every step rescales the survivors by about B/(B - 1) (exactly so
         for BOGD's uniform removal), so with the papers' lam = 1e-3 (shrink 1 - 2e-4 per step at
@@ -464,12 +466,15 @@ class _BOGD(KernelLearner):
         """
         if name == "budget":
             return AUTO_BUDGET
-        if name == "lam":
-            budget = self.budget_ if is_auto(self.budget) else self.budget     # resolved just before
-            return 1.0 / (float(self.eta) * budget)
+        if name == "eta":
+            return smooth_step(self.paper_defaults["eta"], self.loss, task)
+        if name == "lam":                   # budget and eta are resolved before lam (signature order)
+            budget = self.budget_ if is_auto(self.budget) else self.budget
+            eta = self.eta_ if is_auto(self.eta) else self.eta
+            return 1.0 / (float(eta) * budget)
         return self.paper_defaults[name]
 
-    def __init__(self, budget="auto", gamma="auto", eta=0.2, lam="auto", coef_bound=10.0, loss="hinge", epsilon=0.1,
+    def __init__(self, budget="auto", gamma="auto", eta="auto", lam="auto", coef_bound=10.0, loss="hinge", epsilon=0.1,
                  huber_delta=1.0, quantile=0.5, preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.gamma = gamma
@@ -494,7 +499,7 @@ class _BOGD(KernelLearner):
         core = BOGDCore()
         budget = int(self.param_value("budget"))
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
-        core._setup_budget(budget, self._sampling, float(self.eta), float(self.param_value("lam")),
+        core._setup_budget(budget, self._sampling, float(self.param_value("eta")), float(self.param_value("lam")),
                            float(self.coef_bound), self.seed)
         core.loss = learner_loss(self, task)
         return core
@@ -521,8 +526,8 @@ class BOGD(_BOGD):
         thousand examples among multiples of the median-heuristic width, with and without
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    eta : float
-        Step size (0.2, LSOKL Matlab).
+    eta : float or 'auto'
+        Step size; 'auto' (default): 0.2 (the 'paper' preset: LSOKL Matlab), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
     lam : float or 'auto'
         Regularisation: every step shrinks all coefficients by 1 - eta*lam; 'auto' (default):
         1/(eta B), which cancels the removals' rescaling on average (the 'paper' preset: 1e-3, KOL).
@@ -567,8 +572,8 @@ class BOGDPlusPlus(_BOGD):
         thousand examples among multiples of the median-heuristic width, with and without
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    eta : float
-        Step size (0.2, LSOKL Matlab).
+    eta : float or 'auto'
+        Step size; 'auto' (default): 0.2 (the 'paper' preset: LSOKL Matlab), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
     lam : float or 'auto'
         Regularisation: every step shrinks all coefficients by 1 - eta*lam; 'auto' (default):
         1/(eta B), which cancels the removals' rescaling on average (the 'paper' preset: 1e-3, KOL).

@@ -13,30 +13,9 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 import numpy as np
 from onlinekern.base import FeatureLearner
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
-from onlinekern.losses import smoothness
+from onlinekern.losses import smooth_step
 
 
-def smooth_step(eta, loss, task):
-    """The product step of an OGD learner whose papers' step ``eta`` was set for the hinge loss.
-
-    eta / L for a loss whose second derivative is at most L < 1 (logistic: 4 eta; softmax, the
-    multiclass logistic loss: 2 eta), else eta.  The hinge step moves a logistic model less: its
-    gradient is 1/2 at the decision boundary and fades with the margin, and 1/L is the classical
-    stable step on an L-smooth loss with features of norm <= 1.  Measured (5,000 rows of each
-    shared set, BENCHMARKS.md "Defaults"): FOGD-logit on ijcnn1 9.96 -> 8.86 %, mushrooms
-    1.60 -> 0.66 %, pendigits 4.94 -> 3.36 %.
-
-    Parameters
-    ----------
-    eta : float
-    loss : str
-    task : {'binary', 'multiclass', 'regression'}
-
-    Returns
-    -------
-    float
-    """
-    return eta / min(1.0, smoothness(loss, task))
 
 
 cdef class FOGDCore(FeatureCore):
@@ -116,7 +95,7 @@ class FOGD(FeatureLearner):
     eta : float or 'auto'
         Step size in the scaled-feature convention (LSOKL's eta_ref corresponds to D*eta_ref);
         'auto' (default): 0.4 (the 'paper' preset's value), times 4 for the logistic loss and 2
-        for softmax (:func:`smooth_step`).
+        for softmax (:func:`onlinekern.losses.smooth_step`).
     lam : float
         L2 regularisation (0).
     loss : str
@@ -152,7 +131,7 @@ class FOGD(FeatureLearner):
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """eta: the papers' 0.4, times 1/L for a loss of curvature L < 1 (:func:`onlinekern.losses.smoothness`).
 
-        See :func:`smooth_step`."""
+        See :func:`onlinekern.losses.smooth_step`."""
         if name == "eta":
             return smooth_step(self.paper_defaults["eta"], self.loss, task)
         return self.paper_defaults[name]

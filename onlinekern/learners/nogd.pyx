@@ -30,8 +30,9 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 import functools
 
 import numpy as np
+from onlinekern.losses import smooth_step
 from onlinekern.params import AUTO_BUDGET
-from onlinekern.base import (KernelLearner, check_positive as _positive,
+from onlinekern.base import (KernelLearner, is_auto, check_positive as _positive,
                              check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 
@@ -384,10 +385,12 @@ class NOGD(KernelLearner):
         thousand examples among multiples of the median-heuristic width, with and without
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    eta : float
-        Step size of the kernel phase (0.2, LSOKL ``eta_nogd``; KOL 0.5).
-    eta_linear : float
-        Step size of the linear phase (0.2; LSOKL uses ``eta_nogd`` for both, KOL ``-eta1`` 0.5).
+    eta : float or 'auto'
+        Step size of the kernel phase; 'auto' (default): 0.2 (the 'paper' preset: LSOKL ``eta_nogd``;
+        KOL 0.5), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
+    eta_linear : float or 'auto'
+        Step size of the linear phase; 'auto' (default): as ``eta`` (the 'paper' preset: 0.2; LSOKL
+        uses ``eta_nogd`` for both, KOL ``-eta1`` 0.5).
     loss : str
         hinge (default), logistic, squared-hinge; squared, absolute, epsilon-insensitive, huber,
         quantile (regression); multiclass: hinge (Crammer–Singer), logistic, softmax.
@@ -411,7 +414,7 @@ class NOGD(KernelLearner):
     losses = ALL_LOSSES
     summary = "Nystrom online gradient descent: kernel OGD on B landmarks, then linear OGD on rank-k Nystrom features"
     paper = "Lu, Hoi, Wang, Zhao & Liu, JMLR 2016"
-    paper_defaults = {"gamma": None, "budget": 100}
+    paper_defaults = {"gamma": None, "budget": 100, "eta": 0.2, "eta_linear": 0.2}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """budget: :data:`onlinekern.params.AUTO_BUDGET` (the switch to the rank-k Nystrom
@@ -419,9 +422,11 @@ class NOGD(KernelLearner):
         data; a9a hinge 18.4 % against 19.9 % at B = 100 on 5,000 rows)."""
         if name == "budget":
             return AUTO_BUDGET
+        if name in ("eta", "eta_linear"):     # both phases: times 1/L for a smooth loss
+            return smooth_step(self.paper_defaults[name], self.loss, task)
         return self.paper_defaults[name]
 
-    def __init__(self, budget="auto", rank=None, gamma="auto", eta=0.2, eta_linear=0.2, loss="hinge", epsilon=0.1,
+    def __init__(self, budget="auto", rank=None, gamma="auto", eta="auto", eta_linear="auto", loss="hinge", epsilon=0.1,
                  huber_delta=1.0, quantile=0.5, average=False, preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.rank = rank
@@ -441,7 +446,8 @@ class NOGD(KernelLearner):
         super()._validate_params()
         if self.rank is not None:
             _positive_int("rank", self.rank)
-        _positive("eta_linear", self.eta_linear)
+        if not is_auto(self.eta_linear):
+            _positive("eta_linear", self.eta_linear)
 
     def _pass_context(self, n_rows):
         """For a pass that may switch, hold the BLAS pools to one thread: the switch calls
@@ -472,7 +478,7 @@ class NOGD(KernelLearner):
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = NOGDCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, int(self.param_value("budget")), self._n_threads())
-        core.eta, core.eta_linear = float(self.eta), float(self.eta_linear)
+        core.eta, core.eta_linear = float(self.param_value("eta")), float(self.param_value("eta_linear"))
         core.loss = learner_loss(self, task)
         core._setup_nogd(self._rank(), bool(self.average))
         return core

@@ -11,6 +11,7 @@ from onlinekern._core.losses cimport TaskLoss
 
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner
+from onlinekern.losses import smooth_step
 
 ALL_LOSSES = ("hinge", "logistic", "squared-hinge", "squared", "absolute", "epsilon-insensitive", "huber", "quantile", "softmax")
 
@@ -70,8 +71,8 @@ class KernelOGD(KernelLearner):
         thousand examples among multiples of the median-heuristic width, with and without
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
-    eta : float
-        Step size (0.2).
+    eta : float or 'auto'
+        Step size; 'auto' (default): 0.2 (the 'paper' preset's value), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
     lam : float
         L2 regularisation: every step shrinks all coefficients by 1 - eta*lam (0).
     loss : str
@@ -93,8 +94,15 @@ class KernelOGD(KernelLearner):
     losses = ALL_LOSSES
     summary = "kernel online gradient descent (NORMA): a new SV whenever the loss has a gradient"
     paper = "Kivinen, Smola & Williamson, IEEE TSP 2004"
+    paper_defaults = {"gamma": None, "eta": 0.2}
 
-    def __init__(self, gamma="auto", eta=0.2, lam=0.0, loss="hinge", epsilon=0.1, huber_delta=1.0,
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """eta: the papers' 0.2, times 1/L for a smooth loss (:func:`onlinekern.losses.smooth_step`)."""
+        if name == "eta":
+            return smooth_step(self.paper_defaults["eta"], self.loss, task)
+        return self.paper_defaults[name]
+
+    def __init__(self, gamma="auto", eta="auto", lam=0.0, loss="hinge", epsilon=0.1, huber_delta=1.0,
                  quantile=0.5, preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
         self.preset = preset
@@ -110,6 +118,6 @@ class KernelOGD(KernelLearner):
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = OGDCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, -1, self._n_threads())
-        core.eta, core.lam = float(self.eta), float(self.lam)
+        core.eta, core.lam = float(self.param_value("eta")), float(self.lam)
         core.loss = learner_loss(self, task)
         return core
