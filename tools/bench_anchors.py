@@ -62,7 +62,7 @@ FAMILIES = {
             {"eta": (0.3, 1.0, 3.0), "eta_gamma": (1e-3, 1e-2)}),
     "BPAs": (ok.BPAs, "budget", (250, 1000, 4000), {}, {"c": (1.0, 10.0)}),
     "BSGD-merge": (ok.BSGDMerge, "budget", (100, 1000), {}, {"lam": (1e-5, 1e-4, 1e-3)}),
-    "Projectron++": (ok.ProjectronPP, "budget", (250, 1000), {}, {"proj_eta": (0.1, 0.3)}),
+    "Projectron++": (ok.ProjectronPP, "budget", (250, 1000), {"average": False}, {"proj_eta": (0.1, 0.3)}),
     "NOGD": (ok.NOGD, "budget", (250, 1000), {"loss": "hinge"}, {"eta": (0.2, 1.0)}),
     "DualSGD": (ok.DualSGD, "budget", (250, 1000), {"loss": "hinge", "horizon": "@rows"}, {}),
     "kernel OGD": (ok.KernelOGD, None, (None,), {"loss": "hinge"}, {"eta": (0.2, 1.0)}),

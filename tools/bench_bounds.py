@@ -346,6 +346,9 @@ def cases():
 
 
 MISTAKE = ("perceptron", "rbp", "forgetron", "projectron")
+#: Families run with preset="paper": averaged predictions (the product default of the mistake-driven
+#: learners) are not the scores their updates are decided on, and the DSG rows are the papers' B, F.
+PAPERS = MISTAKE + ("projectronpp", "bpas", "dsg", "udsg", "cdsg")
 
 
 def update_mask(case, f, y, res):
@@ -362,6 +365,8 @@ def update_mask(case, f, y, res):
 
 def run_case(case, X, y, n_cp=100):
     params = {k: (X.shape[0] if v == "@rows" else v) for k, v in case["params"].items()}
+    if case["family"] in PAPERS:        # the papers' learners: update_mask reads their own scores
+        params.setdefault("preset", "paper")
     learner = ok.make_learner(case["name"], n_threads=1, **params)
     n = X.shape[0]
     cps = np.unique(np.linspace(1, n, n_cp).astype(np.int64))
