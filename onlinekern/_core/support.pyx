@@ -188,8 +188,7 @@ cdef class SupportSet:
         cdef int c
         for c in range(self.C):
             self.coef[i * self.C + c] += delta[c] / self.scale
-            if self.track:
-                self.gam[i * self.C + c] += delta[c] * <double>self.now
+            self.track_change(i, c, delta[c])
 
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil:
         """True coefficient alpha_ic."""
@@ -197,8 +196,7 @@ cdef class SupportSet:
 
     cdef void set_alpha(self, Py_ssize_t i, int c, double value) noexcept nogil:
         """alpha_ic <- value."""
-        if self.track:
-            self.gam[i * self.C + c] += (value - self.scale * self.coef[i * self.C + c]) * <double>self.now
+        self.track_change(i, c, value - self.scale * self.coef[i * self.C + c])
         self.coef[i * self.C + c] = value / self.scale
 
     cdef double* row(self, Py_ssize_t i) noexcept nogil:
@@ -216,7 +214,8 @@ cdef class SupportSet:
         self.sqn[i] = xsq
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
-            self.gam[i * self.C + c] = alpha[c] * <double>self.now if self.track else 0.0
+            self.gam[i * self.C + c] = 0.0             # a new coefficient: its history starts now
+            self.track_change(i, c, alpha[c])
         self.stamp[i] = self.clock
         self.clock += 1
 
@@ -231,7 +230,8 @@ cdef class SupportSet:
         self.sqn[i] = row_sqnorm(r, self.d)
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
-            self.gam[i * self.C + c] = alpha[c] * <double>self.now if self.track else 0.0
+            self.gam[i * self.C + c] = 0.0             # a new coefficient: its history starts now
+            self.track_change(i, c, alpha[c])
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""

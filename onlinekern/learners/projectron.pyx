@@ -144,10 +144,13 @@ cdef class ProjectronCore(KernelCore):
         cdef double* coef = self.sv.coef
         for i in range(self.sv.n):
             coef[i * C + cy] += s * self.dbuf[i]
-            self.sv.track_change(i, cy, scale * self.dbuf[i])      # averaged predictions' history
             if cr >= 0:
                 coef[i * C + cr] -= s * self.dbuf[i]
-                self.sv.track_change(i, cr, -scale * self.dbuf[i])
+        if self.sv.track:                                          # averaged predictions' history
+            for i in range(self.sv.n):
+                self.sv.track_change(i, cy, scale * self.dbuf[i])
+                if cr >= 0:
+                    self.sv.track_change(i, cr, -scale * self.dbuf[i])
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* a = self.grad_buf
@@ -321,7 +324,8 @@ class Projectron(Averaged, KernelLearner):
         Regression tube (0.1, LSOKL Matlab).
     average : bool or 'auto'
         Predict with the average of the hypotheses used so far, over the SVs kept (online and after
-        training; the updates stay the paper's).  'auto' (default): on for classification, off for regression; the 'paper' preset: off.
+        training; the updates stay the paper's).  'auto' (default): on for classification, off for
+        regression; the 'paper' preset: off.
     task : {'classification', 'regression'}
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
