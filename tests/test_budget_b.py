@@ -538,6 +538,9 @@ def test_registry_and_defaults():
     assert (fitted.eta_, fitted.lam_) == (0.8, 1.0 / (0.8 * 1000))
     fitted = ok.BOGDPlusPlus(budget=40).fit(X, y)
     assert fitted.lam_ == 1.0 / (0.2 * 40) and not hasattr(fitted, "budget_")
+    Xm = make_X(120, 4, 3)                # softmax over K classes: eta * max(2, K/2)
+    assert ok.BOGD(loss="logistic").fit(Xm, np.arange(120) % 10).eta_ == 0.2 * 10 / 2
+    assert ok.BOGD(loss="logistic").fit(Xm, np.arange(120) % 3).eta_ == 0.2 * 2
     fitted = ok.BOGD(preset="paper").fit(X, y)
     assert (fitted.budget_, fitted.lam_) == (100, 1e-3)
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from onlinekern.losses import get_loss, get_multiclass_loss
+from onlinekern.losses import get_loss, get_multiclass_loss, smooth_step, smoothness
 
 from reference import dloss as ref_dloss, loss as ref_loss, mc_grad as ref_mc_grad
 
@@ -195,3 +195,15 @@ def test_multiclass_gradient_finite_differences(name):
         np.testing.assert_allclose(fd, g, rtol=1e-5, atol=1e-8)
         n += 1
     assert n > 60
+
+
+def test_smooth_step():
+    """eta / L for the smooth losses (logistic L = 1/4, squared hinge L = 2 keeps eta), and for
+    softmax over K classes eta * max(2, K/2) (L = min(1/2, 2/K))."""
+    assert smooth_step(0.2, "hinge", "binary") == 0.2
+    assert smooth_step(0.2, "logit", "binary") == 0.8 and smoothness("logit", "binary") == 0.25
+    assert smooth_step(0.2, "sqhinge", "binary") == 0.2
+    assert smooth_step(0.2, "hinge", "multiclass", 10) == 0.2
+    assert [smooth_step(0.2, loss, "multiclass", k) for loss in ("softmax", "logistic") for k in (2, 4, 10, 26)] \
+        == [0.4, 0.4, 1.0, 2.6] * 2
+    assert smooth_step(0.2, "squared", "regression") == 0.2

@@ -467,7 +467,7 @@ class _BOGD(KernelLearner):
         if name == "budget":
             return AUTO_BUDGET
         if name == "eta":
-            return smooth_step(self.paper_defaults["eta"], self.loss, task)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         if name == "lam":                   # budget and eta are resolved before lam (signature order)
             budget = self.budget_ if is_auto(self.budget) else self.budget
             eta = self.eta_ if is_auto(self.eta) else self.eta
@@ -527,7 +527,7 @@ class BOGD(_BOGD):
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float or 'auto'
-        Step size; 'auto' (default): 0.2 (the 'paper' preset: LSOKL Matlab), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
+        Step size; 'auto' (default): 0.2 (the 'paper' preset: LSOKL Matlab), times 4 for the logistic loss and max(2, K/2) for softmax over K classes (:func:`onlinekern.losses.smooth_step`).
     lam : float or 'auto'
         Regularisation: every step shrinks all coefficients by 1 - eta*lam; 'auto' (default):
         1/(eta B), which cancels the removals' rescaling on average (the 'paper' preset: 1e-3, KOL).
@@ -573,7 +573,7 @@ class BOGDPlusPlus(_BOGD):
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float or 'auto'
-        Step size; 'auto' (default): 0.2 (the 'paper' preset: LSOKL Matlab), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
+        Step size; 'auto' (default): 0.2 (the 'paper' preset: LSOKL Matlab), times 4 for the logistic loss and max(2, K/2) for softmax over K classes (:func:`onlinekern.losses.smooth_step`).
     lam : float or 'auto'
         Regularisation: every step shrinks all coefficients by 1 - eta*lam; 'auto' (default):
         1/(eta B), which cancels the removals' rescaling on average (the 'paper' preset: 1e-3, KOL).

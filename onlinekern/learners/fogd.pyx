@@ -94,8 +94,8 @@ class FOGD(FeatureLearner):
         None = 1/n_features.
     eta : float or 'auto'
         Step size in the scaled-feature convention (LSOKL's eta_ref corresponds to D*eta_ref);
-        'auto' (default): 0.4 (the 'paper' preset's value), times 4 for the logistic loss and 2
-        for softmax (:func:`onlinekern.losses.smooth_step`).
+        'auto' (default): 0.4 (the 'paper' preset's value), times 4 for the logistic loss and
+        max(2, K/2) for softmax over K classes (:func:`onlinekern.losses.smooth_step`).
     lam : float
         L2 regularisation (0).
     loss : str
@@ -133,7 +133,7 @@ class FOGD(FeatureLearner):
 
         See :func:`onlinekern.losses.smooth_step`."""
         if name == "eta":
-            return smooth_step(self.paper_defaults["eta"], self.loss, task)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         return self.paper_defaults[name]
 
     def __init__(self, n_components=400, gamma="auto", eta="auto", lam=0.0, loss="hinge", epsilon=0.1,

@@ -387,7 +387,7 @@ class NOGD(KernelLearner):
         None = 1/n_features.
     eta : float or 'auto'
         Step size of the kernel phase; 'auto' (default): 0.2 (the 'paper' preset: LSOKL ``eta_nogd``;
-        KOL 0.5), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
+        KOL 0.5), times 4 for the logistic loss and max(2, K/2) for softmax over K classes (:func:`onlinekern.losses.smooth_step`).
     eta_linear : float or 'auto'
         Step size of the linear phase; 'auto' (default): as ``eta`` (the 'paper' preset: 0.2; LSOKL
         uses ``eta_nogd`` for both, KOL ``-eta1`` 0.5).
@@ -423,7 +423,7 @@ class NOGD(KernelLearner):
         if name == "budget":
             return AUTO_BUDGET
         if name in ("eta", "eta_linear"):     # both phases: times 1/L for a smooth loss
-            return smooth_step(self.paper_defaults[name], self.loss, task)
+            return smooth_step(self.paper_defaults[name], self.loss, task, n_outputs)
         return self.paper_defaults[name]
 
     def __init__(self, budget="auto", rank=None, gamma="auto", eta="auto", eta_linear="auto", loss="hinge", epsilon=0.1,

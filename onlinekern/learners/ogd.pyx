@@ -72,7 +72,7 @@ class KernelOGD(KernelLearner):
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float or 'auto'
-        Step size; 'auto' (default): 0.2 (the 'paper' preset's value), times 4 for the logistic loss and 2 for softmax (:func:`onlinekern.losses.smooth_step`).
+        Step size; 'auto' (default): 0.2 (the 'paper' preset's value), times 4 for the logistic loss and max(2, K/2) for softmax over K classes (:func:`onlinekern.losses.smooth_step`).
     lam : float
         L2 regularisation: every step shrinks all coefficients by 1 - eta*lam (0).
     loss : str
@@ -99,7 +99,7 @@ class KernelOGD(KernelLearner):
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """eta: the papers' 0.2, times 1/L for a smooth loss (:func:`onlinekern.losses.smooth_step`)."""
         if name == "eta":
-            return smooth_step(self.paper_defaults["eta"], self.loss, task)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         return self.paper_defaults[name]
 
     def __init__(self, gamma="auto", eta="auto", lam=0.0, loss="hinge", epsilon=0.1, huber_delta=1.0,

@@ -344,8 +344,8 @@ class RRF(FeatureLearner):
         None = 1/n_features.
     eta : float or 'auto'
         Step size of w in the scaled-feature convention; 'auto' (default): 0.3 (the 'paper' preset:
-        the reference demo's 0.003 times D), times 4 for the logistic loss and 2 for softmax
-        (:func:`onlinekern.losses.smooth_step`), a third of it for the absolute and
+        the reference demo's 0.003 times D), times 4 for the logistic loss and max(2, K/2) for
+        softmax over K classes (:func:`onlinekern.losses.smooth_step`), a third of it for the absolute and
         epsilon-insensitive losses (NONSMOOTH_REGRESSION).
     eta_gamma : float or 'auto'
         Step size of the log-bandwidths rho.  'auto' (default): 1e-3; the 'paper' preset: 1e-4
@@ -405,7 +405,7 @@ class RRF(FeatureLearner):
         if name == "eta":       # 0.3, times 1/L for a smooth loss (onlinekern.losses.smooth_step)
             if canonical_loss(self.loss) in NONSMOOTH_REGRESSION:
                 return self.paper_defaults["eta"] / 3.0
-            return smooth_step(self.paper_defaults["eta"], self.loss, task)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         return self.paper_defaults[name]
 
     def __init__(self, n_components=100, gamma="auto", eta="auto", eta_gamma="auto", lam=0.0, init=0.0,
