@@ -169,10 +169,6 @@ RATIO = {"binary": 0.8, "multiclass": 0.8, "regression": 0.9}
 # measured ratio default / trivial.  The test fails when one of them starts to learn, so the
 # list stays true (BENCHMARKS.md "Defaults" has the full table).
 SHORTFALLS = {
-    ("bsgd-merge", "cadata"): 0.905,
-    ("bsgd-removal", "cadata"): 0.987,
-    ("dualsgd-l1", "cadata"): 0.904,
-    ("dualsgd-eps", "cadata"): 0.903,
     ("sg", "letter.scale"): 0.989,
     ("sg", "abalone"): 0.938,
     ("sg", "cadata"): 1.006,

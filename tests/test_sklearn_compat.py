@@ -73,13 +73,13 @@ CONFIGS = configurations()
 R2 = {
     "bogd-eps": 0.22, "bogd-huber": 0.202, "bogd-l1": 0.229, "bogd-l2": 0.243,
     "bogd-quantile": 0.147, "bogdpp-eps": 0.216, "bogdpp-huber": 0.224, "bogdpp-l1": 0.24,
-    "bogdpp-l2": 0.21, "bogdpp-quantile": 0.135, "bsgd-merge[regression]": 0.242,
-    "bsgd-removal[regression]": 0.0832, "cdsg-eps": 0.449, "cdsg-l1": 0.318,
+    "bogdpp-l2": 0.21, "bogdpp-quantile": 0.135,
+    "bsgd-removal[regression]": 0.256, "cdsg-eps": 0.449, "cdsg-l1": 0.318,
     "cdsg-quantile": 0.417, "dsg-eps": 0.417, "dsg-huber": 0.425, "dsg-l1": 0.451,
-    "dsg-quantile": 0.287, "dualsgd-eps": 0.267, "dualsgd-l1": 0.261, "dualsgd-l2": 0.279,
+    "dsg-quantile": 0.287,
     "fogd-quantile": 0.478, "forgetron[regression]": 0.165, "nogd-quantile": 0.444,
     "ogd-quantile": 0.468, "perceptron[regression]": 0.473, "projectron[regression]": 0.464,
-    "rbp[regression]": 0.139, "rrf-eps": 0.411, "rrf-l1": 0.366, "sg[regression]": -8.07, "udsg-huber": 0.481, "udsg-l1": 0.459,
+    "rbp[regression]": 0.139, "rrf-eps": 0.411, "rrf-l1": 0.366, "sg[regression]": -1.59, "udsg-huber": 0.481, "udsg-l1": 0.459,
     "udsg-quantile": 0.288,
 }
 R2_WHY = {

@@ -11,8 +11,9 @@ learns even tuned count as learning when the default is within 1.1 x the best tu
 
     python tools/bench_defaults.py --data-dir ../shared/data --out defaults.jsonl   # resumable
 
-Unbudgeted kernel OGD and the doubly stochastic family cost O(t^2) per pass (minutes per cell at
-5,000 rows on 2 cores); they run on the first ``--slow-rows`` rows (2,000) of the same permutation.
+Unbudgeted kernel OGD and the doubly stochastic family cost O(t^2) per pass (up to minutes per
+cell at 5,000 rows on 2 cores); ``--slow-rows N`` runs them on the first N rows of the same
+permutation (default: all ``--rows``, as in BENCHMARKS.md).
     python tools/bench_defaults.py --out defaults.jsonl --report            # tables + plot only
     python tools/bench_defaults.py --only fogd-hinge,ogd-l2 --sets a9a,abalone --tuned
 """
@@ -110,7 +111,7 @@ def measure(args):
     with out.open("a") as f:
         for name, task, data in cells(args.only, args.sets):
             slow = ok.available_learners()[name]["family"] in SLOW
-            rows = min(args.rows, args.slow_rows) if slow else args.rows
+            rows = min(args.rows, args.slow_rows or args.rows) if slow else args.rows
             for features in ("raw", "scaled"):
                 prev = done.get((name, data, features))
                 if prev is not None and (not args.tuned or "tuned" in prev):
@@ -223,7 +224,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", default=str(h.DATA_DIR))
     p.add_argument("--rows", type=int, default=5000)
-    p.add_argument("--slow-rows", type=int, default=2000,
+    p.add_argument("--slow-rows", type=int, default=None,
                    help=f"rows for the O(t^2) families {', '.join(SLOW)}")
     p.add_argument("--only", type=lambda s: set(s.split(",")), default=None, help="learner names")
     p.add_argument("--sets", type=lambda s: set(s.split(",")), default=None, help="data set names")
