@@ -197,6 +197,15 @@ def report(args):
                      if tuned else "-")
             print(f"| {k} | {len(sub)} | {sum(learns(r, best_tuned) for r in raw)}/{len(raw)} | "
                   f"{sum(learns(r, best_tuned) for r in sc)}/{len(sc)} | {close} |")
+    hatch = {}
+    for r in recs:
+        if r["default"] > RATIO[r["task"]] * r["trivial"] and learns(r, best_tuned, tuned_only):
+            hatch.setdefault((r["data"], r["features"], r["rows"], r["trivial"]), []).append(r["learner"])
+    print("\ncells counted under the issue's rule (no learner learns this data set even tuned; default"
+          " within 1.1 x the best tuned error):")
+    for (data, feat, n, triv), names in sorted(hatch.items()):
+        print(f"  {data} {feat}: threshold {1.1 * tuned_only[data, feat, n]:.4g}, trivial {triv:.4g}, "
+              f"{len(names)} cells: {', '.join(names)}")
     failed = [r for r in recs if not learns(r, best_tuned)]
     print(f"\ncells that do not learn ({len(failed)}): learner data features default / trivial")
     for r in failed:
