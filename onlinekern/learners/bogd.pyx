@@ -210,7 +210,6 @@ import numpy as np
 
 from onlinekern.base import KernelLearner, is_auto
 from onlinekern.losses import smooth_step
-from onlinekern.params import AUTO_BUDGET
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 from onlinekern.seeding import CHOICE
 
@@ -464,15 +463,13 @@ class _BOGD(KernelLearner):
         100 (BENCHMARKS.md "Defaults": BOGD-l2 RMSE / running mean 0.67-0.87 on the three
         regression sets against 0.96-1.06 with the papers' values).
         """
-        if name == "budget":
-            return AUTO_BUDGET
         if name == "eta":
             return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         if name == "lam":                   # budget and eta are resolved before lam (signature order)
             budget = self.budget_ if is_auto(self.budget) else self.budget
             eta = self.eta_ if is_auto(self.eta) else self.eta
             return 1.0 / (float(eta) * budget)
-        return self.paper_defaults[name]
+        return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def __init__(self, budget="auto", gamma="auto", eta="auto", lam="auto", coef_bound=10.0, loss="hinge", epsilon=0.1,
                  huber_delta=1.0, quantile=0.5, preset="auto", seed=0, n_threads=None):

@@ -49,7 +49,6 @@ import numpy as np
 
 from onlinekern.base import KernelLearner
 from onlinekern.learners.perceptron import Averaged
-from onlinekern.params import AUTO_BUDGET
 
 
 cdef class BPAsCore(KernelCore):
@@ -199,8 +198,6 @@ class BPAs(Averaged, KernelLearner):
         """budget: :data:`onlinekern.params.AUTO_BUDGET` (a9a 21.4 -> 18.8 %, ijcnn1 10.6 -> 8.4 % on
         5,000 rows); average: off -- unlike the Perceptron's, BPAs's averaged predictions are worse
         than its own (a9a 35 % against 18.8 %), so averaging stays an option."""
-        if name == "budget":
-            return AUTO_BUDGET
         if name == "average":
             return False
         return super().auto_value(name, X, task, n_outputs, n_stream)

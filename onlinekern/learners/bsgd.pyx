@@ -408,7 +408,6 @@ import numpy as np
 
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner, is_auto
-from onlinekern.params import AUTO_BUDGET
 
 cdef enum Maintenance:
     MAINTAIN_REMOVAL = 0
@@ -904,9 +903,7 @@ class _BSGD(KernelLearner):
         examples at 1,000 support vectors, not at 50: BENCHMARKS.md "Defaults")."""
         if name == "lam":
             return REGRESSION_LAM if task == "regression" else CLASSIFICATION_LAM
-        if name == "budget":
-            return AUTO_BUDGET
-        return self.paper_defaults[name]
+        return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def _validate_params(self):
         super()._validate_params()

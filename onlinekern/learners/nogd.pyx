@@ -31,7 +31,6 @@ import functools
 
 import numpy as np
 from onlinekern.losses import smooth_step
-from onlinekern.params import AUTO_BUDGET
 from onlinekern.base import (KernelLearner, is_auto, check_positive as _positive,
                              check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
@@ -420,11 +419,9 @@ class NOGD(KernelLearner):
         """budget: :data:`onlinekern.params.AUTO_BUDGET` (the switch to the rank-k Nystrom
         features comes after 1,000 kernel-OGD steps instead of 100, with landmarks that cover the
         data; a9a hinge 18.4 % against 19.9 % at B = 100 on 5,000 rows)."""
-        if name == "budget":
-            return AUTO_BUDGET
         if name in ("eta", "eta_linear"):     # both phases: times 1/L for a smooth loss
             return smooth_step(self.paper_defaults[name], self.loss, task, n_outputs)
-        return self.paper_defaults[name]
+        return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def __init__(self, budget="auto", rank=None, gamma="auto", eta="auto", eta_linear="auto", loss="hinge", epsilon=0.1,
                  huber_delta=1.0, quantile=0.5, average=False, preset="auto", seed=0, n_threads=None):

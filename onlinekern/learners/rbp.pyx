@@ -21,7 +21,6 @@ import numpy as np
 
 from onlinekern.base import KernelLearner
 from onlinekern.learners.perceptron import Averaged
-from onlinekern.params import AUTO_BUDGET
 from onlinekern.seeding import CHOICE
 
 
@@ -131,13 +130,6 @@ class RBP(Averaged, KernelLearner):
     summary = "Randomized Budget Perceptron: Perceptron that deletes a random SV when the budget is full"
     paper = "Cavallanti, Cesa-Bianchi & Gentile, Machine Learning 2007"
     paper_defaults = {"gamma": None, "budget": 100, "average": False}
-
-    def auto_value(self, name, X, task, n_outputs, n_stream):
-        """budget: :data:`onlinekern.params.AUTO_BUDGET`; average: as the Perceptron's
-        (:func:`onlinekern.learners.perceptron.averaged_default`)."""
-        if name == "budget":
-            return AUTO_BUDGET
-        return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def __init__(self, gamma="auto", budget="auto", eta=0.1, epsilon=0.1, average="auto", task="classification",
                  preset="auto", seed=0, n_threads=None):
