@@ -8,7 +8,7 @@ import pytest
 
 from onlinekern.experiments import curves, shrinking
 from onlinekern.experiments.config import ExperimentError, available_experiments, load_experiment
-from onlinekern.experiments.figures import KINDS, Figure, override
+from onlinekern.experiments.figures import KINDS, Figure, PointStore, override
 from onlinekern.report import main as report_main
 from onlinekern.sweep import main
 
@@ -72,6 +72,43 @@ def test_param_overrides_a_figure_parameter(tmp_path, capsys):
     assert "cannot read 'many' as int" in capsys.readouterr().err
     assert main(["--config", str(_file(tmp_path)), "--runs", "3"]) == 2
     assert "drop --runs" in capsys.readouterr().err
+
+
+def test_stopped_figure_run_resumes_at_its_first_unfinished_point(tmp_path, monkeypatch, capsys):
+    """Each finished point is saved as it finishes; the same command after a stop computes only
+    the rest, and the summary equals an uninterrupted run's.  The budget sweep's (D, k) point that
+    the first figure already has is not computed twice."""
+    text = TINY.replace("dims = [30]", "dims = [30, 36]\nbudget_dim = 30").replace("budgets = [1]", "budgets = [1, 2]")
+    path = _file(tmp_path, text)
+    real, calls = shrinking.evaluate, []
+
+    def stop_at_third(D, bud, args):
+        calls.append((D, bud["k"]))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(D, bud, args)
+
+    monkeypatch.setattr(shrinking, "evaluate", stop_at_third)
+    assert main(["--config", str(path)]) == 130
+    assert "finished points are kept" in capsys.readouterr().err
+    saved = list((tmp_path / "res").glob("tiny.json.*.points.json"))
+    assert len(saved) == 1 and not (tmp_path / "res" / "tiny.json").exists()
+    assert sorted(json.loads(saved[0].read_text())["points"]) == ["D=30 k=1", "D=36 k=1"]
+    out = str(tmp_path / "res" / "tiny.json")
+    assert PointStore(out, "shrinking", load_experiment(path).params).resumed == 2
+    assert PointStore(out, "shrinking", override(load_experiment(path), ["T=30"]).params).resumed == 0
+    calls.clear()
+    monkeypatch.setattr(shrinking, "evaluate", lambda D, bud, args: (calls.append((D, bud["k"])), real(D, bud, args))[1])
+    assert main(["--config", str(path)]) == 0
+    assert "resuming: 2 finished points" in capsys.readouterr().out
+    assert calls == [(30, 2)]                          # D=30 k=1 is the budget sweep's first point
+    assert not saved[0].exists()                       # removed once the summary is written
+    resumed = json.loads((tmp_path / "res" / "tiny.json").read_text())
+    fresh = shrinking.run(load_experiment(path).params, None, open("/dev/null", "w"))
+    for key in ("by_dim", "by_budget"):
+        for got, want in zip(resumed[key], fresh[key]):
+            for m in shrinking.METHODS:
+                assert got[m]["runs"] == want[m]["runs"] and got[m]["eta"] == want[m]["eta"]
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -148,21 +148,32 @@ def describe_objective(p, data_dir, stream):
     return 3 * len(p["datasets"])
 
 
-def run_objective(p, data_dir, stream):
-    """The held-out objective of DSG, UDSG and CDSG on each data set of ``p``; a summary."""
+def _objective_runs(p, data_dir, name):
+    """DSG, UDSG and CDSG's curves on data set ``name`` (one point of :func:`run_objective`)."""
+    Xtr, ytr, Xs, ys, loss, classes = _prepare(data_dir, name, p["holdout"])
+    if p["rows"]:
+        Xtr, ytr = Xtr[:p["rows"]], ytr[:p["rows"]]
+    timing = Xs[:p["timing_rows"]] if name == "ijcnn1" and p["timing_rows"] else None
+    runs = {}
+    for label, cls in (("DSG", DSG), ("UDSG", UDSG), ("CDSG", CDSG)):
+        learner = cls(preset="paper", batch_size=cls.paper_defaults["batch_size"], loss=loss,
+                      store_omega=True, n_threads=1)         # the batches are walked one by one
+        rec = train_curve(learner, Xtr, ytr, classes, Xs, ys, loss, p["points"], timing)
+        rec["reused"], rec["gamma"] = learner.n_reused_, learner.gamma_
+        runs[label] = rec
+    return runs
+
+
+def run_objective(p, data_dir, stream, point=None):
+    """The held-out objective of DSG, UDSG and CDSG on each data set of ``p``; a summary.
+
+    Each data set is one point, computed as ``point(name, compute)`` (default: ``compute()``;
+    see :func:`onlinekern.experiments.shrinking.run`)."""
+    point = point or (lambda key, compute: compute())
     results = {}
     for name in p["datasets"]:
-        Xtr, ytr, Xs, ys, loss, classes = _prepare(data_dir, name, p["holdout"])
-        if p["rows"]:
-            Xtr, ytr = Xtr[:p["rows"]], ytr[:p["rows"]]
-        timing = Xs[:p["timing_rows"]] if name == "ijcnn1" and p["timing_rows"] else None
-        runs = {}
-        for label, cls in (("DSG", DSG), ("UDSG", UDSG), ("CDSG", CDSG)):
-            learner = cls(preset="paper", batch_size=cls.paper_defaults["batch_size"], loss=loss,
-                          store_omega=True, n_threads=1)         # the batches are walked one by one
-            rec = train_curve(learner, Xtr, ytr, classes, Xs, ys, loss, p["points"], timing)
-            rec["reused"], rec["gamma"] = learner.n_reused_, learner.gamma_
-            runs[label] = rec
+        runs = point(name, lambda: _objective_runs(p, data_dir, name))
+        for label, rec in runs.items():
             ratio = max(r / j for r, j in zip(rec["reg"], rec["J"]))
             print(f"{name:7s} {label:5s} J={rec['J'][-1]:.5f} (reg/J max {ratio:.1e}) m={rec['m'][-1]} "
                   f"reused={rec['reused']} iters={rec['iter'][-1]} work={rec['work'][-1]:.3g} "
@@ -232,8 +243,10 @@ def describe_synthetic(p, data_dir, stream):
     return 1
 
 
-def run_synthetic(p, data_dir, stream):
-    """DSG on the 2-D kernel ridge problem; the errors of f_t and f_hat_t at log-spaced t."""
+def run_synthetic(p, data_dir, stream, point=None):
+    """DSG on the 2-D kernel ridge problem; the errors of f_t and f_hat_t at log-spaced t.
+
+    One pass, one point: ``point`` is accepted for the figure interface and not used."""
     T, B, F, theta, t0, nu = p["iters"], p["batch"], p["block"], p["theta"], p["t0"], p["nu"]
     rng = np.random.default_rng(0)
     X = rng.uniform(-5, 5, size=(T * B, 2))

@@ -13,6 +13,12 @@ program of the package and its parameters.
 ``python -m onlinekern.sweep --config NAME --data-dir DIR`` runs it (``--param NAME=VALUE``
 overrides a parameter, ``--dry-run`` prints the plan and checks the data files);
 ``python -m onlinekern.report --config NAME`` draws the figures again from the JSON.
+
+A figure is computed in *points* (a D of the Shrinking Gradient figure, a data set of the DSG
+objective): each finished point is saved at once beside the summary, in
+``<out>.<hash>.points.json`` (hash: the kind and its parameters), so a run that is stopped resumes
+at its first unfinished point with the same command; the file is removed when the summary is
+written.
 """
 import json
 import os
@@ -21,10 +27,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from onlinekern.experiments import curves, shrinking
+from onlinekern.experiments.store import cell_key
 from onlinekern.io.atomic import atomic_write, to_jsonable
 
-__all__ = ["KINDS", "ExperimentError", "Figure", "Kind", "load_figure", "override", "render_figure",
-           "run_figure"]
+__all__ = ["KINDS", "ExperimentError", "Figure", "Kind", "PointStore", "load_figure", "override",
+           "render_figure", "run_figure"]
 
 
 class ExperimentError(ValueError):
@@ -36,8 +43,9 @@ class Kind:
     """An experiment program: its parameters' defaults and choices, plan, run and figures.
 
     ``describe(params, data_dir, stream)`` prints the plan and returns the number of passes;
-    ``run(params, data_dir, stream)`` returns a JSON-able summary; ``render(summary, folder)``
-    draws the figures and returns their paths."""
+    ``run(params, data_dir, stream, point)`` returns a JSON-able summary, computing each point of
+    the figure as ``point(key, compute)`` (a :class:`PointStore`, or any callable returning
+    ``compute()``); ``render(summary, folder)`` draws the figures and returns their paths."""
 
     params: dict
     choices: dict
@@ -139,11 +147,55 @@ def override(figure, items):
     return replace(figure, params=params)
 
 
+def _plain(obj):
+    """JSON types from numpy scalars and arrays (for ``json.dumps(default=...)``)."""
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    raise TypeError(f"cannot save {type(obj).__name__} in a figure point")
+
+
+class PointStore:
+    """The finished points of one figure run, saved as each finishes (atomic rewrite of one
+    JSON file) and read back by a run with the same kind and parameters.
+
+    Calling the store, ``store(key, compute)``, returns the saved value of ``key`` or computes,
+    saves and returns it.  Values round-trip exactly: floats are written with ``repr`` precision,
+    infinities and NaN as JSON's ``Infinity``/``NaN``, tuples come back as lists.
+    """
+
+    def __init__(self, out, kind, params):
+        key = cell_key({"kind": kind, "params": params})[:12]
+        self.path = f"{os.path.abspath(out)}.{key}.points.json"
+        self.kind, self.params, self.points, self.resumed = kind, params, {}, 0
+        if os.path.exists(self.path):
+            with open(self.path) as f:
+                saved = json.load(f)
+            if saved.get("kind") == kind and saved.get("params") == json.loads(json.dumps(params)):
+                self.points = saved["points"]
+                self.resumed = len(self.points)
+
+    def __call__(self, key, compute):
+        if key in self.points:
+            return self.points[key]
+        value = json.loads(json.dumps(compute(), default=_plain))      # what a resumed run reads
+        self.points[key] = value
+        atomic_write(self.path, json.dumps({"kind": self.kind, "params": self.params, "points": self.points},
+                                           default=_plain, indent=1) + "\n")
+        return value
+
+    def remove(self):
+        """Delete the points file (its summary has been written)."""
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+
 def run_figure(figure, data_dir, out=None, dry_run=False, stream=None):
     """Run ``figure``; write its JSON summary to ``out`` and the figures beside it.
 
-    With ``dry_run`` only the plan is printed (a missing data file raises FileNotFoundError, as in
-    a run); returns the summary (None on a dry run)."""
+    Finished points are kept in a :class:`PointStore` beside ``out`` until the summary is
+    written: a stopped run resumes with the same call.  With ``dry_run`` only the plan is
+    printed (a missing data file raises FileNotFoundError, as in a run); returns the summary
+    (None on a dry run)."""
     stream = sys.stdout if stream is None else stream
     kind = KINDS[figure.kind]
     if dry_run:
@@ -151,10 +203,14 @@ def run_figure(figure, data_dir, out=None, dry_run=False, stream=None):
         print(f"{figure.name}: {n} learner passes in all", file=stream)
         return None
     out = out or figure.out
-    summary = kind.run(figure.params, data_dir, stream)
-    summary = {"experiment": figure.name, "kind": figure.kind, **summary}
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    points = PointStore(out, figure.kind, figure.params)
+    if points.resumed:
+        print(f"resuming: {points.resumed} finished points read from {points.path}", file=stream)
+    summary = kind.run(figure.params, data_dir, stream, points)
+    summary = {"experiment": figure.name, "kind": figure.kind, **summary}
     atomic_write(out, json.dumps(to_jsonable(summary), indent=1) + "\n")
+    points.remove()
     print(f"wrote {out}", file=stream)
     try:
         for path in kind.render(summary, os.path.dirname(os.path.abspath(out))):

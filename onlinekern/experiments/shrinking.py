@@ -397,9 +397,14 @@ def describe(p, data_dir, stream):
     return n
 
 
-def run(p, data_dir, stream):
-    """Run the experiment with parameters ``p`` (:data:`PARAMS`); a JSON-able summary."""
+def run(p, data_dir, stream, point=None):
+    """Run the experiment with parameters ``p`` (:data:`PARAMS`); a JSON-able summary.
+
+    Each (D, k) point is computed as ``point(key, compute)`` (default: ``compute()``), which may
+    return a saved result instead (:class:`onlinekern.experiments.figures.PointStore`); the
+    budget sweep's point at D = ``budget_dim`` and k = ``k`` is the first figure's, computed once."""
     args = SimpleNamespace(**p)
+    point = point or (lambda key, compute: compute())
     t0 = time.time()
     dsg = "onlinekern dsg-l2 (batch 1)" if args.setting == "fourier" else "a minimal DSG over coordinates"
     print(f"setting {args.setting}; T={args.T}; budget rule {args.budget_rule}; DSG = {dsg}", file=stream)
@@ -407,7 +412,7 @@ def run(p, data_dir, stream):
     print(f"budget k={bud['k']}: r={bud['r']}, m={bud['m']}; training evaluations {bud['evaluations']}", file=stream)
     by_dim = []
     for D in args.dims:
-        res = evaluate(D, bud, args)
+        res = point(f"D={D} k={args.k}", lambda: evaluate(D, bud, args))
         by_dim.append(res)
         line = "  ".join(f"{m} {res[m]['regret_mse']:.4f}±{res[m]['regret_se']:.4f} / {res[m]['online_mse']:.4f} / "
                          f"{res[m]['test_mse']:.4f} (eta {res[m]['eta']:g}, {hyper(res[m])})" for m in METHODS)
@@ -422,7 +427,7 @@ def run(p, data_dir, stream):
     by_budget, sweep = [], []
     for k in args.budgets:
         b = budgets(k, args.T, args.budget_rule)
-        res = evaluate(args.budget_dim, b, args)
+        res = point(f"D={args.budget_dim} k={k}", lambda: evaluate(args.budget_dim, b, args))
         by_budget.append(res)
         sweep.append(b)
         line = "  ".join(f"{m} {res[m]['regret_mse']:.4f} / {res[m]['online_mse']:.4f} / {res[m]['test_mse']:.4f}"

@@ -290,6 +290,10 @@ def _run_config(ns):
             raise UsageError(str(exc)) from None
         except FileNotFoundError as exc:
             raise DataError(f"{exc.filename}: {exc.strerror}") from None
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted (finished points are kept beside {ns.out or exp.out}; run the same "
+                  "command again to resume)", file=sys.stderr, flush=True)
+            raise
         return cli.EXIT_OK
     out = ns.out or exp.out
     mode = "off" if ns.quiet and ns.progress == "auto" else ns.progress
