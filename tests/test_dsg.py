@@ -10,6 +10,7 @@ import scipy.sparse as sp
 import onlinekern as ok
 from onlinekern._core.counter_rng import normals
 from onlinekern.kernels import median_gamma
+from onlinekern.learners import dsg as dsg_module
 from onlinekern.learners.dsg import cdsg_step_size, derivative_bound
 from onlinekern.losses import Softmax
 
@@ -158,19 +159,54 @@ def test_defaults_from_the_spec():
 
 # --- §5.6 invariants --------------------------------------------------------------------------------
 
+def cache_limit(monkeypatch, n_features, block_size, blocks):
+    """store_omega='auto' caches only the first ``blocks`` blocks from here on."""
+    monkeypatch.setattr(dsg_module, "OMEGA_CACHE_BYTES", n_features * block_size * 8 * blocks)
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_store_omega_bit_identical(variant):
+@pytest.mark.parametrize("store", [True, "auto", "partial"])
+def test_store_omega_bit_identical(variant, store, monkeypatch):
+    """Caching every block (True), the default ('auto': all of them fit here) or only the first 7
+    (the rest regenerated) give the bits of regenerating every block (False)."""
     X, y = make_data("multiclass", T=150, seed=7)
     cls, extra, _ = VARIANTS[variant]
-    _, a = online(cls(**SMALL, loss="softmax", **extra), X, y)
-    la = cls(**SMALL, loss="softmax", **extra).fit(X, y)
-    res, b = online(cls(**SMALL, loss="softmax", store_omega=True, **extra), X, y)
-    lb = cls(**SMALL, loss="softmax", store_omega=True, **extra).fit(X, y)
+    _, a = online(cls(**SMALL, loss="softmax", store_omega=False, **extra), X, y)
+    la = cls(**SMALL, loss="softmax", store_omega=False, **extra).fit(X, y)
+    if store == "partial":
+        cache_limit(monkeypatch, X.shape[1], SMALL["block_size"], 7)
+    kw = dict(store_omega="auto" if store == "partial" else store)
+    learner = cls(**SMALL, loss="softmax", **kw, **extra)
+    res, b = online(learner, X, y)
+    assert learner.core_.cache_blocks == (7 if store == "partial" else learner.core_.cache_blocks)
+    assert learner.core_.m > 7 and learner.core_.store_omega
+    lb = cls(**SMALL, loss="softmax", **kw, **extra).fit(X, y)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(la.coef_, lb.coef_)
     Xq = make_X(40, 4, 89)
     np.testing.assert_array_equal(score_f(la, Xq), score_f(lb, Xq))
-    np.testing.assert_array_equal(score_f(la, sp.csr_matrix(Xq)), score_f(la, Xq))
+    np.testing.assert_array_equal(score_f(lb, sp.csr_matrix(Xq)), score_f(lb, Xq))
+    # a saved model caches as many blocks as it did, and goes on learning the same bits
+    restored = pickle.loads(pickle.dumps(lb))
+    assert restored.core_.cache_blocks == lb.core_.cache_blocks
+    Xn, yn = make_data("multiclass", T=60, seed=8)
+    np.testing.assert_array_equal(restored.partial_fit(Xn, yn).core_.coefficients,
+                                  la.partial_fit(Xn, yn).core_.coefficients)
+
+
+def test_store_omega_auto_caches_what_fits():
+    """'auto' caches blocks while d F doubles each fit in OMEGA_CACHE_BYTES; True all, False none."""
+    X, y = make_data("binary", T=40, seed=3)
+    d, F = X.shape[1], 16
+    auto = ok.DSG(block_size=F, batch_size=4).fit(X, y)
+    assert auto.core_.cache_blocks == dsg_module.OMEGA_CACHE_BYTES // (d * F * 8)
+    assert ok.DSG(block_size=F, batch_size=4, store_omega=True).fit(X, y).core_.cache_blocks >= 2 ** 62
+    none = ok.DSG(block_size=F, batch_size=4, store_omega=False).fit(X, y)
+    assert none.core_.cache_blocks == 0 and not none.core_.store_omega
+    for d, blocks in ((10 ** 5, 5), (10 ** 6, 0)):        # 12.8 MB and 128 MB per block
+        wide = ok.DSG(block_size=F, batch_size=4).fit(sp.csr_matrix((np.ones(2), ([0, 1], [0, d - 1])),
+                                                                   shape=(2, d)), [1, -1])
+        assert wide.core_.cache_blocks == blocks and wide.core_.store_omega == (blocks > 0)
 
 
 @pytest.mark.parametrize("block_size, T, loss", [(1, 2600, "logistic"), (3, 400, "hinge"), (2100, 30, "hinge")])
@@ -180,7 +216,7 @@ def test_store_omega_bit_identical_over_runs_of_live_blocks(block_size, T, loss)
     one-feature blocks) and single blocks wider than a run give the regenerated path's bits."""
     X, y = make_data("binary", T=T, seed=11)
     p = dict(batch_size=1, block_size=block_size, gamma=G, loss=loss, theta=2.0, t0=1.0)
-    _, a = online(ok.DSG(**p), X, y)
+    _, a = online(ok.DSG(store_omega=False, **p), X, y)
     learner = ok.DSG(store_omega=True, **p)
     _, b = online(learner, X, y)
     live = np.abs(learner.coef_).reshape(learner.core_.m, -1).max(axis=1) > 0
@@ -496,15 +532,17 @@ def test_hand_edited_state_raises():
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-@pytest.mark.parametrize("store", [False, True])
-def test_threads_bit_identical(variant, store):
+@pytest.mark.parametrize("store", [False, True, "partial"])
+def test_threads_bit_identical(variant, store, monkeypatch):
     """1 and 2 threads give the same scores, model and predictions: the parallel paths forced with
     par_threshold = 0, and (regenerating) reached by the default threshold itself."""
     X = make_X(160, 8, 20)
     y = np.where(X[:, 0] * X[:, 1] + 0.3 * X[:, 2] > 0, 1, 0)
     Xq = make_X(50, 8, 87)
     cls, extra, _ = VARIANTS[variant]
-    p = dict(batch_size=4, block_size=8, gamma=0.2, store_omega=store, **extra)
+    if store == "partial":                   # the first 5 blocks cached, the rest regenerated
+        cache_limit(monkeypatch, 8, 8, 5)
+    p = dict(batch_size=4, block_size=8, gamma=0.2, store_omega="auto" if store == "partial" else store, **extra)
     out = []
     for nt in (1, 2):
         learner = cls(n_threads=nt, **p)

@@ -46,9 +46,10 @@ coefficients are all zero (e.g. hinge without violations) are kept (their index 
 skipped when predicting, which changes no score.  Prediction over the m blocks is the hot loop,
 O(m F nnz) normals plus m F cos/sin pairs: it runs block-parallel with per-thread scratch, every
 block's partial score is written to its own slot and the slots are summed in block order, so 1
-and N threads give the same bits.  ``store_omega`` caches every E_j (tests, or small d where memory
-is cheaper than regeneration); the cached rows are produced by the very calls that regeneration
-makes, so predictions are bit-identical either way (§5.6).  The cache is laid out feature-major (row
+and N threads give the same bits.  ``store_omega`` caches the E_j of the first ``cache_blocks``
+blocks (all, none, or by default as many as fit in :data:`OMEGA_CACHE_BYTES`; later blocks are
+regenerated); the cached rows are produced by the very calls that regeneration makes, so
+predictions are bit-identical either way (§5.6).  The cache is laid out feature-major (row
 n holds E_j[n, :] of every block j side by side), so a prediction projects whole runs of
 consecutive live blocks with one long axpy per nonzero feature and one cos/sin call, instead of
 short calls per block; each element sees the same operations in the same order as the per-block
@@ -136,6 +137,9 @@ cdef uint32_t BLOCK_STREAM = DSG_BLOCK       # §1.5 stream 2, the key of every 
 # Cost of drawing one normal (Philox + Box-Muller, ~12 ns) in units of one cached axpy element
 # (~0.3 ns): the weight of regeneration in the parallel-work estimate (tools/bench_threads.py dsg).
 cdef double GEN_WEIGHT = 40.0
+OMEGA_CACHE_BYTES = 64 << 20
+"""Memory for cached frequencies under ``store_omega='auto'``: blocks 1, 2, ... are cached while
+their E_j (d F doubles each) fit in 64 MiB; regenerating a block costs ~40 times reading it."""
 # Parallel block sums from this much work per prediction (~8 us of serial work; the measured
 # break-even of 2 threads on 2 cores is ~4 us, doubled because a busy machine makes the fork/join
 # far dearer than it gains; tools/bench_threads.py dsg).
@@ -221,7 +225,8 @@ cdef class DSGCore(LearnerCore):
     cdef readonly int B                  # mini-batch size
     cdef readonly double nu, theta, t0, gamma, root, norm
     cdef readonly uint64_t seed
-    cdef readonly bint precondition, store_omega, novelty
+    cdef readonly bint precondition, store_omega, novelty    # store_omega: cache_blocks > 0
+    cdef readonly Py_ssize_t cache_blocks          # blocks 0..cache_blocks-1 have E_j cached
     cdef readonly int new_iters, reuse_iters       # UDSG G and U
     cdef readonly double lipschitz_m               # CDSG M; <= 0: automatic (1 or running max)
     cdef readonly double sigma_var                 # CDSG sigma
@@ -231,16 +236,16 @@ cdef class DSGCore(LearnerCore):
     cdef RandomStream choice
     cdef public long long par_threshold
     # model: blocks 0..m-1 (block j has key j + 1); true A = scale * A_, true beta = scale * beta_
-    cdef readonly Py_ssize_t m, cap
+    cdef readonly Py_ssize_t m, cap, ocap          # ocap: blocks the omega cache has room for
     cdef readonly long long n_iter, n_reuse
     cdef readonly double scale, offset, m_run
     cdef double* A                       # cap x C x F2
     cdef double* beta                    # cap x C
     cdef unsigned char* live             # cap: block has a nonzero coefficient
-    cdef double* omega                   # d x (cap F): row n = E_1[n, :], E_2[n, :], ... (store_omega)
-    cdef double* pa                      # cap F: Omega_j^T x of every block (store_omega prediction)
-    cdef double* pcos                    # cap F: cos of pa
-    cdef double* psin                    # cap F: sin of pa
+    cdef double* omega                   # d x (ocap F): row n = E_1[n, :], E_2[n, :], ... (store_omega)
+    cdef double* pa                      # ocap F: Omega_j^T x of every cached block (prediction)
+    cdef double* pcos                    # ocap F: cos of pa
+    cdef double* psin                    # ocap F: sin of pa
     cdef double* part                    # cap x C partial scores of one prediction
     # pending mini-batch (CSR-like)
     cdef readonly int n_pend
@@ -269,9 +274,10 @@ cdef class DSGCore(LearnerCore):
     # -- set-up -------------------------------------------------------------------------------
     def _setup_dsg(self, int n_features, int task, int n_outputs, int n_threads, int variant,
                    int batch_size, int block_size, double nu, double theta, double t0, double gamma,
-                   seed, bint precondition, bint store_omega, bint novelty, int new_iters,
+                   seed, bint precondition, Py_ssize_t cache_blocks, bint novelty, int new_iters,
                    int reuse_iters, double lipschitz_m, double sigma_var, loss):
-        """Allocate an empty model (``loss``: a TaskLoss, or None with ``novelty``)."""
+        """Allocate an empty model (``loss``: a TaskLoss, or None with ``novelty``; the frequencies
+        of blocks ``0 .. cache_blocks - 1`` are cached)."""
         if batch_size < 1 or block_size < 1:
             raise ValueError("batch_size and block_size must be >= 1")
         if not gamma > 0:
@@ -282,6 +288,8 @@ cdef class DSGCore(LearnerCore):
             raise ValueError("novelty detection runs on the binary task (labels -1/+1)")
         if not novelty and loss is None:
             raise ValueError("a loss is required unless novelty=True")
+        if cache_blocks < 0:
+            raise ValueError(f"cache_blocks must be >= 0, got {cache_blocks}")
         if variant == UDSG_VARIANT and (new_iters < 1 or reuse_iters < 0):
             raise ValueError("UDSG needs new_iters >= 1 and reuse_iters >= 0")
         self._setup(n_features, task, n_outputs, n_threads)
@@ -291,7 +299,8 @@ cdef class DSGCore(LearnerCore):
         self.root = sqrt(2.0 * gamma)
         self.norm = 1.0 / sqrt(<double>block_size)
         self.seed = <uint64_t>int(seed)
-        self.precondition, self.store_omega, self.novelty = precondition, store_omega, novelty
+        self.precondition, self.novelty = precondition, novelty
+        self.cache_blocks, self.store_omega = cache_blocks, cache_blocks > 0
         self.new_iters, self.reuse_iters = new_iters, reuse_iters
         self.lipschitz_m, self.sigma_var = lipschitz_m, sigma_var
         self.loss = loss
@@ -319,6 +328,7 @@ cdef class DSGCore(LearnerCore):
         self.pa = self.pcos = self.psin = NULL
         self.live = NULL
         self.cap = 0
+        self.ocap = 0
         free(self.pval); free(self.pidx)
         self.pval = NULL
         self.pidx = NULL
@@ -378,7 +388,7 @@ cdef class DSGCore(LearnerCore):
 
     cdef int _grow(self, Py_ssize_t need) noexcept nogil:
         """Capacity for at least ``need`` blocks (geometric growth: the model is unbounded)."""
-        cdef Py_ssize_t cap, n
+        cdef Py_ssize_t cap, ocap, n
         cdef int C = self.n_outputs
         cdef void* p
         if need <= self.cap:
@@ -402,29 +412,31 @@ cdef class DSGCore(LearnerCore):
         if p == NULL:
             return -1
         self.part = <double*>p
-        if self.store_omega:
-            p = realloc(self.pa, cap * self.F * sizeof(double))
+        ocap = cap if cap < self.cache_blocks else self.cache_blocks
+        if ocap > self.ocap:
+            p = realloc(self.pa, ocap * self.F * sizeof(double))
             if p == NULL:
                 return -1
             self.pa = <double*>p
-            p = realloc(self.pcos, cap * self.F * sizeof(double))
+            p = realloc(self.pcos, ocap * self.F * sizeof(double))
             if p == NULL:
                 return -1
             self.pcos = <double*>p
-            p = realloc(self.psin, cap * self.F * sizeof(double))
+            p = realloc(self.psin, ocap * self.F * sizeof(double))
             if p == NULL:
                 return -1
             self.psin = <double*>p
-            # feature-major rows get longer: move the m cached blocks of each row to the new stride
-            p = malloc(cap * self.n_features * self.F * sizeof(double))
+            # feature-major rows get longer: move the cached blocks of each row to the new stride
+            p = malloc(ocap * self.n_features * self.F * sizeof(double))
             if p == NULL:
                 return -1
             if self.omega != NULL:
                 for n in range(self.n_features):
-                    memcpy(<double*>p + n * cap * self.F, self.omega + n * self.cap * self.F,
-                           self.m * self.F * sizeof(double))
+                    memcpy(<double*>p + n * ocap * self.F, self.omega + n * self.ocap * self.F,
+                           self._n_cached() * self.F * sizeof(double))
             free(self.omega)
             self.omega = <double*>p
+            self.ocap = ocap
         self.cap = cap
         return 0
 
@@ -435,9 +447,14 @@ cdef class DSGCore(LearnerCore):
         for n in range(self.n_features):
             ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>n * self.F, E + <Py_ssize_t>n * stride, self.F)
 
+    cdef inline Py_ssize_t _n_cached(self) noexcept nogil:
+        """Blocks of the model whose E_j is cached: min(m, cache_blocks), always the first ones."""
+        return self.m if self.m < self.cache_blocks else self.cache_blocks
+
     cdef inline void _cache_block(self, Py_ssize_t j) noexcept nogil:
-        """E_j into its columns of the feature-major cache."""
-        self._draw_block(j, self.omega + j * self.F, self.cap * self.F)
+        """E_j into its columns of the feature-major cache (if block j is one it caches)."""
+        if j < self.cache_blocks:
+            self._draw_block(j, self.omega + j * self.F, self.ocap * self.F)
 
     # -- features and scores ------------------------------------------------------------------
     cdef void _features(self, Py_ssize_t j, const double* E, Py_ssize_t stride, const int* pos, const double* x,
@@ -466,8 +483,8 @@ cdef class DSGCore(LearnerCore):
         ok_vcossin(a, cs, cs + F, F)
 
     cdef inline const double* _cached(self, Py_ssize_t j) noexcept nogil:
-        """Row 0 of the cached E_j (rows self.cap F apart), or NULL (regenerate)."""
-        if self.store_omega:
+        """Row 0 of the cached E_j (rows self.ocap F apart), or NULL (regenerate)."""
+        if j < self.cache_blocks:
             return self.omega + j * self.F
         return NULL
 
@@ -475,7 +492,7 @@ cdef class DSGCore(LearnerCore):
         """part[j] = A_j^T [cos; sin] (stored scale, without F^{-1/2})."""
         cdef int c, C = self.n_outputs, F = self.F
         cdef double* cs = scr + 2 * F
-        self._features(j, self._cached(j), self.cap * F, NULL, x, idx, nnz, scr, scr + F, cs)
+        self._features(j, self._cached(j), self.ocap * F, NULL, x, idx, nnz, scr, scr + F, cs)
         for c in range(C):
             self.part[j * C + c] = ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
 
@@ -485,7 +502,7 @@ cdef class DSGCore(LearnerCore):
         blocks (at most RUN_ELEMS features, so a stays in L1) is projected with one axpy per nonzero
         feature and one cos/sin call; then each block's [cos; sin] is gathered into scr for its dot.
         Every element gets the operations of _partial in the same order: the same bits."""
-        cdef Py_ssize_t j, r0, off, L, stride = self.cap * self.F
+        cdef Py_ssize_t j, r0, off, L, stride = self.ocap * self.F
         cdef Py_ssize_t run = RUN_ELEMS // self.F if RUN_ELEMS > self.F else 1
         cdef int k, c, C = self.n_outputs, F = self.F
         cdef double v
@@ -515,7 +532,8 @@ cdef class DSGCore(LearnerCore):
 
     cdef double _work(self, int nnz) noexcept nogil:
         """Work of one prediction in axpy-element units (for the parallel threshold)."""
-        return self.m * self.F * (nnz * (1.0 if self.store_omega else GEN_WEIGHT) + 8.0 + 2 * self.n_outputs)
+        cdef Py_ssize_t mc = self._n_cached()
+        return self.F * (nnz * (mc + (self.m - mc) * GEN_WEIGHT) + self.m * (8.0 + 2 * self.n_outputs))
 
     def work_units(self, int nnz):
         """The parallel-work estimate of one prediction of a row with nnz nonzeros."""
@@ -523,32 +541,33 @@ cdef class DSGCore(LearnerCore):
 
     cdef void _predict_f(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         """out = f(x) (without the novelty offset)."""
-        cdef Py_ssize_t j, t, m = self.m
-        cdef int c, C = self.n_outputs, nt = self.n_threads, stride = 4 * self.F
+        cdef Py_ssize_t j, t, m = self.m, mc = self._n_cached()
+        cdef int c, C = self.n_outputs, nt = self.n_threads, ntc, stride = 4 * self.F
         cdef double s
+        cdef bint par
         for c in range(C):
             out[c] = 0.0
         if m == 0:
             return
         if nt > self.n_scr:
             nt = self.n_scr
-        if self.store_omega:
-            # contiguous block ranges per thread (disjoint slices of pa, pcos, psin and part)
-            if not (nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold):
-                nt = 1
-            if nt > m:
-                nt = <int>m
-            if nt == 1:
-                self._partial_cached(0, m, x, idx, nnz, self.tscr)
+        par = nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold
+        if mc > 0:
+            # the cached blocks: contiguous ranges per thread (disjoint slices of pa, pcos, psin, part)
+            ntc = nt if par else 1
+            if ntc > mc:
+                ntc = <int>mc
+            if ntc == 1:
+                self._partial_cached(0, mc, x, idx, nnz, self.tscr)
             else:
-                for t in prange(nt, num_threads=nt, schedule="static"):
-                    self._partial_cached(t * m // nt, (t + 1) * m // nt, x, idx, nnz, self.tscr + t * stride)
-        elif nt > 1 and m > 1 and self._work(nnz) >= self.par_threshold:
-            for j in prange(m, num_threads=nt, schedule="static"):
+                for t in prange(ntc, num_threads=ntc, schedule="static"):
+                    self._partial_cached(t * mc // ntc, (t + 1) * mc // ntc, x, idx, nnz, self.tscr + t * stride)
+        if mc < m and par and m - mc > 1:
+            for j in prange(mc, m, num_threads=nt, schedule="static"):
                 if self.live[j]:
                     self._partial(j, x, idx, nnz, self.tscr + threadid() * stride)
         else:
-            for j in range(m):
+            for j in range(mc, m):
                 if self.live[j]:
                     self._partial(j, x, idx, nnz, self.tscr)
         # fixed-order reduction: block order whatever the thread count
@@ -626,7 +645,7 @@ cdef class DSGCore(LearnerCore):
             if not any_g and not self.precondition:
                 continue                       # zero rows add nothing (and cost a regeneration)
             cs = self.Z + <Py_ssize_t>b * F2 if self.precondition else scr + 2 * self.F
-            self._features(j, E, self.cap * self.F, NULL, self.pval + self.pptr[b], self.pidx + self.pptr[b],
+            self._features(j, E, self.ocap * self.F, NULL, self.pval + self.pptr[b], self.pidx + self.pptr[b],
                            <int>(self.pptr[b + 1] - self.pptr[b]), scr, scr + self.F, cs)
             for c in range(C):
                 if g[c] != 0.0:
@@ -734,8 +753,7 @@ cdef class DSGCore(LearnerCore):
             if self._grow(self.m + 1) != 0:
                 return -1
             j = self.m
-            if self.store_omega:
-                self._cache_block(j)
+            self._cache_block(j)
             for q in range(C * self.F2):
                 self.A[j * C * self.F2 + q] = 0.0
             for c in range(C):
@@ -788,9 +806,9 @@ cdef class DSGCore(LearnerCore):
             for j in range(m):
                 if not self.live[j]:
                     continue
-                if self.store_omega:
+                if j < self.cache_blocks:
                     E = self.omega + j * F
-                    estride = self.cap * F
+                    estride = self.ocap * F
                     pos = NULL
                 else:
                     estride = F
@@ -909,7 +927,7 @@ cdef class DSGCore(LearnerCore):
         st.update(
             variant=self.variant, batch_size=self.B, block_size=self.F, nu=self.nu, theta=self.theta,
             t0=self.t0, gamma=self.gamma, seed=int(self.seed), precondition=bool(self.precondition),
-            store_omega=bool(self.store_omega), novelty=bool(self.novelty), new_iters=self.new_iters,
+            store_omega=bool(self.store_omega), cache_blocks=int(self.cache_blocks), novelty=bool(self.novelty), new_iters=self.new_iters,
             reuse_iters=self.reuse_iters, lipschitz_m=self.lipschitz_m, sigma_var=self.sigma_var,
             loss=None if self.loss is None else self.loss.spec,
             choice=self.choice.state, n_iter=self.n_iter, n_reuse=self.n_reuse, scale=self.scale,
@@ -931,7 +949,7 @@ cdef class DSGCore(LearnerCore):
         self._setup_dsg(self.n_features, self.task, self.n_outputs, self.n_threads, int(st["variant"]),
                         int(st["batch_size"]), int(st["block_size"]), float(st["nu"]), float(st["theta"]),
                         float(st["t0"]), float(st["gamma"]), int(st["seed"]), bool(st["precondition"]),
-                        bool(st["store_omega"]), bool(st["novelty"]), int(st["new_iters"]),
+                        cache_blocks_of(st), bool(st["novelty"]), int(st["new_iters"]),
                         int(st["reuse_iters"]), float(st["lipschitz_m"]), float(st["sigma_var"]), loss)
         self.n_seen = int(st["n_seen"])
         A = np.ascontiguousarray(st["A"], dtype=np.float64)
@@ -970,8 +988,7 @@ cdef class DSGCore(LearnerCore):
             memcpy(self.beta, &bv[0, 0], m * C * sizeof(double))
             for j in range(m):
                 self.live[j] = 1 if lv[j] else 0
-                if self.store_omega:
-                    self._cache_block(j)
+                self._cache_block(j)
         self.scale = scale
         self.n_iter, self.n_reuse = n_iter, n_reuse
         self.offset = float(st["offset"])
@@ -996,9 +1013,21 @@ NOVELTY_CLASSES = np.array([-1, 1])
 AUTO_BATCH, AUTO_BLOCK = 8, 16
 
 
+ALL_BLOCKS = 1 << 62
+"""``cache_blocks`` of ``store_omega=True``: every block."""
+
+
 def _flag(name, v):
     if not isinstance(v, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {v!r}")
+
+
+def cache_blocks_of(state):
+    """The ``cache_blocks`` of a saved DSG core state (a state saved before the partial cache
+    existed caches all blocks or none, as its ``store_omega`` says)."""
+    if not state["store_omega"]:
+        return 0
+    return int(state.get("cache_blocks", ALL_BLOCKS))
 
 
 class DSG(OnlineLearner):
@@ -1048,9 +1077,12 @@ class DSG(OnlineLearner):
         Precondition every block step by the block's feature covariance on the batch.  This is
         the DSG Matlab code's P = (1/B) sum z z^T + (nu + 1e-7) I (§3.13 step 4); UDSG and CDSG
         apply it to the reused block's step too (ext).
-    store_omega : bool
-        Cache the frequencies of every block instead of regenerating them.  Predictions are
-        identical; memory grows by m d F doubles.
+    store_omega : bool or 'auto'
+        Cache the frequencies of every block instead of regenerating them (True), of none
+        (False), or, by default ('auto'), of the first blocks while they fit in
+        ``OMEGA_CACHE_BYTES`` (64 MiB; d F doubles per block; later blocks are regenerated).
+        Predictions are identical bits in every case; caching makes a prediction several times
+        faster when d is small (regenerating an element costs ~40 cached reads).
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
         first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
@@ -1094,7 +1126,7 @@ class DSG(OnlineLearner):
 
     def __init__(self, batch_size="auto", block_size="auto", nu=1e-5, theta="auto", t0=1e4, gamma="auto",
                  median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0, quantile=0.5,
-                 novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
+                 novelty=False, precondition=False, store_omega="auto", preset="auto", seed=0, n_threads=None):
         self.batch_size = batch_size
         self.block_size = block_size
         self.nu = nu
@@ -1122,8 +1154,10 @@ class DSG(OnlineLearner):
         _nonnegative("nu", self.nu)
         _nonnegative("t0", self.t0)
         _positive("median_scale", self.median_scale)
-        for name in ("novelty", "precondition", "store_omega"):
+        for name in ("novelty", "precondition"):
             _flag(name, getattr(self, name))
+        if not is_auto(self.store_omega):
+            _flag("store_omega", self.store_omega)
 
     def _task_kind(self):
         if self.novelty:
@@ -1155,6 +1189,12 @@ class DSG(OnlineLearner):
             classes = NOVELTY_CLASSES
         return OnlineLearner.partial_fit(self, X, self._novelty_y(X, y), classes)
 
+    def _cache_blocks(self, n_features, block_size):
+        """The core's ``cache_blocks`` for ``store_omega`` on data with ``n_features`` columns."""
+        if is_auto(self.store_omega):
+            return OMEGA_CACHE_BYTES // (max(1, n_features) * block_size * 8)
+        return ALL_BLOCKS if self.store_omega else 0
+
     def _variant_params(self):
         """(new_iters, reuse_iters, lipschitz_m, sigma_var) of the core."""
         return 1, 0, -1.0, 1.0
@@ -1168,10 +1208,11 @@ class DSG(OnlineLearner):
             loss = PyTaskLoss(name, task == TASK_MULTICLASS, self.epsilon, self.huber_delta, self.quantile)
         G, U, M, sigma = self._variant_params()
         core = DSGCore()
+        F = int(self.param_value("block_size"))
         core._setup_dsg(n_features, task, n_outputs, self._n_threads(), self._variant,
-                        int(self.param_value("batch_size")), int(self.param_value("block_size")), float(self.nu),
+                        int(self.param_value("batch_size")), F, float(self.nu),
                         float(self.param_value("theta")), float(self.t0), gamma,
-                        self.seed, bool(self.precondition), bool(self.store_omega), bool(self.novelty),
+                        self.seed, bool(self.precondition), self._cache_blocks(n_features, F), bool(self.novelty),
                         G, U, M, sigma, loss)
         return core
 
@@ -1240,7 +1281,7 @@ class UDSG(DSG):
 
     def __init__(self, new_iters=1, reuse_iters=1, batch_size="auto", block_size="auto", nu=1e-5, theta="auto",
                  t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
+                 quantile=0.5, novelty=False, precondition=False, store_omega="auto", preset="auto", seed=0, n_threads=None):
         self.new_iters = new_iters
         self.reuse_iters = reuse_iters
         DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
@@ -1287,7 +1328,7 @@ class CDSG(DSG):
 
     def __init__(self, lipschitz_m=None, sigma_var=1.0, batch_size="auto", block_size="auto", nu=1e-5, theta="auto",
                  t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, novelty=False, precondition=False, store_omega=False, preset="auto", seed=0, n_threads=None):
+                 quantile=0.5, novelty=False, precondition=False, store_omega="auto", preset="auto", seed=0, n_threads=None):
         self.lipschitz_m = lipschitz_m
         self.sigma_var = sigma_var
         DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
