@@ -97,6 +97,11 @@ def test_stopped_figure_run_resumes_at_its_first_unfinished_point(tmp_path, monk
     out = str(tmp_path / "res" / "tiny.json")
     assert PointStore(out, "shrinking", load_experiment(path).params).resumed == 2
     assert PointStore(out, "shrinking", override(load_experiment(path), ["T=30"]).params).resumed == 0
+    damaged = saved[0].read_text()
+    saved[0].write_text(damaged[:len(damaged) // 2])
+    assert main(["--config", str(path)]) == 2
+    assert "not a points file of this figure" in capsys.readouterr().err
+    saved[0].write_text(damaged)
     calls.clear()
     monkeypatch.setattr(shrinking, "evaluate", lambda D, bud, args: (calls.append((D, bud["k"])), real(D, bud, args))[1])
     assert main(["--config", str(path)]) == 0

@@ -168,11 +168,15 @@ class PointStore:
         self.path = f"{os.path.abspath(out)}.{key}.points.json"
         self.kind, self.params, self.points, self.resumed = kind, params, {}, 0
         if os.path.exists(self.path):
-            with open(self.path) as f:
-                saved = json.load(f)
-            if saved.get("kind") == kind and saved.get("params") == json.loads(json.dumps(params)):
-                self.points = saved["points"]
-                self.resumed = len(self.points)
+            try:
+                with open(self.path) as f:
+                    saved = json.load(f)
+                same = saved.get("kind") == kind and saved.get("params") == json.loads(json.dumps(params))
+                points = dict(saved["points"]) if same else {}
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ExperimentError(f"{self.path}: not a points file of this figure ({exc}); delete it to "
+                                      "start the figure afresh") from None
+            self.points, self.resumed = points, len(points)
 
     def __call__(self, key, compute):
         if key in self.points:
