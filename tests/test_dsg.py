@@ -178,7 +178,9 @@ def test_store_omega_bit_identical(variant, store, monkeypatch):
     kw = dict(store_omega="auto" if store == "partial" else store)
     learner = cls(**SMALL, loss="softmax", **kw, **extra)
     res, b = online(learner, X, y)
-    assert learner.core_.cache_blocks == (7 if store == "partial" else learner.core_.cache_blocks)
+    expect = {"partial": 7, True: dsg_module.ALL_BLOCKS,
+              "auto": dsg_module.OMEGA_CACHE_BYTES // (X.shape[1] * SMALL["block_size"] * 8)}[store]
+    assert learner.core_.cache_blocks == expect
     assert learner.core_.m > 7 and learner.core_.store_omega
     lb = cls(**SMALL, loss="softmax", **kw, **extra).fit(X, y)
     np.testing.assert_array_equal(a, b)

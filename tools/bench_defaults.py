@@ -186,7 +186,7 @@ def report(args):
         print(f"| {feat} | {len(sub)} | {n_ok} | {100 * n_ok / max(len(sub), 1):.1f} | "
               f"{n_lit} ({100 * n_lit / max(len(sub), 1):.1f}) | {bad} |")
     for key, title in (("learner", "learner"), ("data", "data set")):
-        print(f"\n| {title} | cells | learn (raw, issue's rule) | learn (scaled) | default within 1.25 x tuned |")
+        print(f"\n| {title} | cells | learn (raw, issue's rule) | learn (scaled, issue's rule) | default within 1.25 x tuned |")
         print("|---|---:|---:|---:|---:|")
         for k in sorted({r[key] for r in recs}):
             sub = [r for r in recs if r[key] == k]

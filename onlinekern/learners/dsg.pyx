@@ -806,8 +806,8 @@ cdef class DSGCore(LearnerCore):
             for j in range(m):
                 if not self.live[j]:
                     continue
-                if j < self.cache_blocks:
-                    E = self.omega + j * F
+                E = self._cached(j)
+                if E != NULL:
                     estride = self.ocap * F
                     pos = NULL
                 else:
