@@ -124,7 +124,7 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     regression = task == "regression"
     C = learner.core_.n_outputs
     yv = np.ascontiguousarray(y, dtype=np.float64)
-    threads = learner.core_.n_threads
+    threads = learner.core_.max_threads
     rows, first_error = {}, None
     for s, _, core in candidates:
         core.set_threads(threads)

@@ -60,6 +60,21 @@ def shared_data(tmp_path_factory):
     return SharedData(SHARED_DATA, tmp_path_factory.mktemp("shared-data"))
 
 
+@pytest.fixture(autouse=True)
+def quiet_machine(monkeypatch):
+    """The thread policy (onlinekern._core.threads) counts the machine as quiet with at least two
+    cores, so a test that asks for two threads gets them however busy the machine running the
+    suite is: the 1-vs-2-thread tests always exercise the parallel path.  tests/test_threads.py
+    sets the policy's readings itself."""
+    from onlinekern._core.threads import POLICY
+
+    monkeypatch.setattr(POLICY, "reader", lambda: 0)
+    monkeypatch.setattr(POLICY, "cores", max(POLICY.cores, 2))
+    monkeypatch.setattr(POLICY, "free", None)
+    monkeypatch.setattr(POLICY, "reading", None)
+    monkeypatch.setattr(POLICY, "last", None)
+
+
 @pytest.fixture
 def force_parallel():
     """Kernel rows split over threads whatever their size, so 1-vs-2-thread tests exercise the

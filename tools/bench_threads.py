@@ -1,20 +1,37 @@
-"""Where does a second thread pay for a prediction?
+"""Where does a second thread pay, and does the thread policy hold on a busy machine?
 
 ``support`` (default): for support sets of growing size, time predictions (the kernel row plus
 the weighted sum) with 1 thread and with 2 threads forced parallel, alternately, medians over
 repeats.  The smallest work size n_SV * (nnz + 8) above which 2 threads win every time is the
 threshold SupportSet uses (``par_threshold``); its value in onlinekern/_core/support.pyx comes
 from this table.  ``dsg``: the same for DSG's per-example prediction over m blocks (regenerated
-or stored), by the core's work units.
+or stored), by the core's work units.  Both force the threads (the thread policy is told the
+machine is quiet): run them on a quiet machine.
+
+``busy``: start ``--hogs`` CPU-bound processes (default 2), then run each learner with no
+options (all cores allowed, the thread policy of onlinekern._core.threads deciding) and with
+``n_threads=1``, alternately, over the first ``--rows`` rows of each data set; medians over
+repeats and their ratio, worst first.  The policy holds when no ratio is far above 1.
 
     python tools/bench_threads.py [support|dsg] [--repeats 21]
+    python tools/bench_threads.py busy [--hogs 2] [--rows 20000] [--repeats 3] [--learners a,b]
 """
+import subprocess
+import sys
+
 import numpy as np
 import scipy.sparse as sp
 
 import harness as h
 
 import onlinekern as ok
+from onlinekern._core.threads import POLICY
+
+# one default name per family (the CLI's spelling), the learners whose steps have parallel parts first
+BUSY_LEARNERS = ["ogd-hinge", "perceptron", "projectron", "projectronpp", "rbp", "forgetron", "bpas",
+                 "bsgd-removal", "bsgd-merge", "bogd-hinge", "bogdpp-hinge", "nogd-hinge", "fogd-hinge",
+                 "rrf-hinge", "dualsgd-hinge", "dsg-hinge", "udsg-hinge", "cdsg-hinge", "sg"]
+BUSY_SETS = {"w8a": ("w8a",), "ijcnn1": ("ijcnn1", "ijcnn1.t")}
 
 
 def support_learner(n_sv, d, density, seed=0):
@@ -69,10 +86,53 @@ def dsg_cases():
                        lambda t, c=core, Q=Q: (c.set_threads(t), c.predict_rows(Q)), len(Q))
 
 
+def hogs(n):
+    """Start ``n`` CPU-bound processes (a busy loop each); the caller terminates them."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def busy_table(args):
+    """Each learner with no options against ``n_threads=1`` beside ``args.hogs`` busy processes."""
+    data = h.Data(args.data_dir)
+    names = args.learners.split(",") if args.learners else BUSY_LEARNERS
+    rows = []
+    procs = hogs(args.hogs)
+    try:
+        print(h.machine_line())
+        for set_name, files in BUSY_SETS.items():
+            X, y = data.load(*files, rows=args.rows)
+            for name in names:
+                fns = {t: (lambda t=t: ok.run_online(ok.make_learner(name, n_threads=t), X, y, seed=0))
+                       for t in (None, 1)}
+                med, _ = h.side_by_side(fns, args.repeats, seconds=lambda r: r.seconds)
+                rows.append({"learner": name, "data": set_name, "rows": X.shape[0], "s_default": med[None],
+                             "s_one_thread": med[1], "ratio": med[None] / med[1]})
+                print(f"{name} {set_name}: default {med[None]:.2f} s, 1 thread {med[1]:.2f} s, "
+                      f"ratio {med[None] / med[1]:.2f}", flush=True)
+    finally:
+        for p in procs:
+            p.terminate()
+        data.close()
+    rows.sort(key=lambda r: -r["ratio"])
+    print(f"\nbeside {args.hogs} CPU-bound processes, {args.rows:,} rows, medians of {args.repeats}; worst ratios first")
+    print(h.md_table(["learner", "data", "default (s)", "1 thread (s)", "ratio"],
+                     [[r["learner"], r["data"], f"{r['s_default']:.2f}", f"{r['s_one_thread']:.2f}",
+                       f"{r['ratio']:.2f}"] for r in rows[:args.worst]]))
+    return rows
+
+
 def main(argv=None):
-    ap = h.parser(__doc__, repeats=21, data=False)
-    ap.add_argument("what", nargs="?", choices=("support", "dsg"), default="support")
+    ap = h.parser(__doc__, repeats=21)
+    ap.add_argument("what", nargs="?", choices=("support", "dsg", "busy"), default="support")
+    ap.add_argument("--hogs", type=int, default=2, help="busy: CPU-bound processes beside the runs (2)")
+    ap.add_argument("--rows", type=int, default=20000, help="busy: rows of each data set (20000)")
+    ap.add_argument("--learners", help="busy: comma-separated names (default: one per family)")
+    ap.add_argument("--worst", type=int, default=10, help="busy: rows of the printed table (10)")
     args = ap.parse_args(argv)
+    if args.what == "busy":
+        h.write_json(args.json, {"machine": h.machine(), "hogs": args.hogs, "busy": busy_table(args)})
+        return
+    POLICY.reader = lambda: 0          # the calibration forces its threads: the machine counts as quiet
     print(h.machine_line())
     if args.what == "dsg":
         rows = threads_table(["mode", "d", "F", "blocks m", "work units"], dsg_cases(), args.repeats)

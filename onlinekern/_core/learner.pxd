@@ -12,7 +12,8 @@ cdef class LearnerCore:
     cdef readonly int n_outputs          # 1, or C for multiclass
     cdef readonly int task
     cdef readonly long long n_seen       # examples stepped on so far
-    cdef public int n_threads
+    cdef public int n_threads            # threads in use now (<= max_threads; see set_threads)
+    cdef public int max_threads          # the most threads a pass may use
     cdef int failed                      # set by step() when it could not allocate
     cdef object scratch_                 # keeps the scratch buffers below alive
     cdef double* score_buf               # n_outputs
@@ -36,6 +37,8 @@ cdef class LearnerCore:
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil
     # Number of support vectors, or of features/weights for random-feature learners.
     cdef Py_ssize_t model_size(self) noexcept nogil
+    # Re-reads the cores the machine has free (onlinekern._core.threads) and resizes the team.
+    cdef void follow_machine(self)
 
 cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil
 

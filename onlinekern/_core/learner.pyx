@@ -14,6 +14,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 import scipy.sparse as sp
 
+from onlinekern._core.threads import POLICY
+
 TASK_NAMES = {TASK_BINARY: "binary", TASK_MULTICLASS: "multiclass", TASK_REGRESSION: "regression"}
 TASK_CODES = {v: k for k, v in TASK_NAMES.items()}
 
@@ -136,6 +138,7 @@ cdef class LearnerCore:
 
     def __cinit__(self, *args, **kwargs):
         self.n_threads = 1
+        self.max_threads = 1
         self.target_norm = False
         self.t_count = 0
         self.t_mean = 0.0
@@ -159,7 +162,7 @@ cdef class LearnerCore:
         self.n_features = n_features
         self.task = task
         self.n_outputs = n_outputs if task == TASK_MULTICLASS else 1
-        self.n_threads = max(1, n_threads)
+        self.n_threads = self.max_threads = max(1, n_threads)
         self.n_seen = 0
         buf = np.zeros(3 * self.n_outputs)
         self.scratch_ = buf
@@ -178,8 +181,19 @@ cdef class LearnerCore:
         return 0
 
     def set_threads(self, int n):
-        """OpenMP threads for the parts of a step that are worth splitting (results never change)."""
-        self.n_threads = max(1, n)
+        """Allow up to ``n`` OpenMP threads for the parts of a step worth splitting.
+
+        The core uses as many of them as the machine has cores free now (``n_threads``), and
+        ``run`` asks again while it runs (onlinekern._core.threads).  Results never depend on
+        the thread count.  Subclasses that size buffers by thread call this first, then read
+        ``n_threads``.
+        """
+        self.max_threads = max(1, n)
+        self.n_threads = POLICY.threads(self.max_threads)
+
+    cdef void follow_machine(self):
+        if self.max_threads > 1 and POLICY.threads(self.max_threads) != self.n_threads:
+            self.set_threads(self.max_threads)
 
     @property
     def size(self):
@@ -258,10 +272,16 @@ cdef class LearnerCore:
         cdef const int* xi
         cdef double* f = self.score_buf
         cdef bint stop = False, at_cp, diverged = False
+        cdef double next_look, every = POLICY.interval     # seconds between two looks at the machine
 
         t0 = now()
+        next_look = t0 + every
         with nogil:
             for t in range(n):
+                if (t & 63) == 63 and self.max_threads > 1 and now() >= next_look:
+                    with gil:
+                        self.follow_machine()
+                    next_look = now() + every
                 i = ordp[t] if ordp != NULL else t
                 get_row(&rv, i, &xr, &xi, &nnz)
                 if ordp != NULL:
@@ -352,8 +372,15 @@ cdef class LearnerCore:
         cdef const double* xr
         cdef const int* xi
         cdef int nnz, status = 0
+        cdef double next_look, every = POLICY.interval
+        self.follow_machine()
         with nogil:
+            next_look = now() + every
             for i in range(n):
+                if (i & 63) == 63 and self.max_threads > 1 and now() >= next_look:
+                    with gil:
+                        self.follow_machine()
+                    next_look = now() + every
                 get_row(&rv, i, &xr, &xi, &nnz)
                 status = self.predict_row(xr, xi, nnz, &ov[i, 0])
                 if status != 0:
@@ -387,7 +414,7 @@ cdef class LearnerCore:
     # -- state for pickling and model files: plain dicts of numbers and arrays ----------------
     def get_state(self):
         return {"n_features": self.n_features, "task": self.task, "n_outputs": self.n_outputs,
-                "n_seen": self.n_seen, "n_threads": self.n_threads, "target_norm": int(self.target_norm),
+                "n_seen": self.n_seen, "n_threads": self.max_threads, "target_norm": int(self.target_norm),
                 "averaged": int(self.averaged),
                 "t_count": self.t_count, "t_mean": self.t_mean, "t_m2": self.t_m2}
 

@@ -501,7 +501,7 @@ cdef class KernelCore(LearnerCore):
         return self.n_threads
 
     def set_threads(self, int n):
-        self.n_threads = max(1, n)
+        LearnerCore.set_threads(self, n)
         self.sv.n_threads = self.n_threads
 
     def get_state(self):
