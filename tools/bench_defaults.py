@@ -1,5 +1,12 @@
 """Do the defaults learn?  Every registered learner x every shared data set of its task.
 
+``--rows all`` is the whole-stream mode: every data set at full length (ijcnn1 = ijcnn1 +
+ijcnn1.t, 141,691 rows), scaled on all its rows, with each run stopped and recorded as failed past
+``--max-seconds``; the report adds the slowest cells.  Its yardstick for the budgeted learners is
+the ``whole-stream-tuned`` experiment file (their own tuned errors over the same streams).
+
+    python tools/bench_defaults.py --rows all --out docs/figures/defaults_whole.jsonl --max-seconds 300
+
 For each cell -- the first ``--rows`` rows (5,000) of permutation 0 of seed 0, once with the
 features as in the file ("raw") and once min-max scaled to [0, 1] on those rows ("scaled"),
 targets as in the file -- one online pass with no options at all, and the trivial online
@@ -42,11 +49,19 @@ SETS = {
 RATIO = {"binary": 0.8, "multiclass": 0.8, "regression": 0.9}
 
 
+WHOLE = {"ijcnn1": ("ijcnn1", "ijcnn1.t")}     # the files of a whole stream, where more than one
+
+
 def load_cell(data, name, rows):
-    """The first ``rows`` rows of permutation 0 of seed 0 of ``name`` (``data``: a harness.Data)."""
-    X, y = data.load(name)
+    """The first ``rows`` rows (None: all, the whole stream's files) of permutation 0 of seed 0 of
+    ``name`` (``data``: a harness.Data)."""
+    X, y = data.load(*(WHOLE.get(name, (name,)) if rows is None else (name,)))
     p = permutation(0, 0, X.shape[0])[:rows]
     return X[p], np.asarray(y)[p]
+
+
+class TooSlow(Exception):
+    """A run went past ``--max-seconds``."""
 
 
 def task_params(name, task):
@@ -56,13 +71,17 @@ def task_params(name, task):
     return {}
 
 
-def run_cell(name, task, X, y):
-    """(error, seconds, chosen) of one pass with the defaults; error inf if it failed."""
+def run_cell(name, task, X, y, max_seconds=None):
+    """(error, seconds, chosen, failure) of one pass with the defaults; error inf if it failed or
+    went past ``max_seconds`` (checked at the protocol's checkpoints)."""
+    def stop(n, mis, sq, size, sec):
+        if max_seconds is not None and sec > max_seconds:
+            raise TooSlow(f"stopped after {sec:.0f} s at example {n:,} of {len(y):,}")
     try:
         learner = ok.make_learner(name, **task_params(name, task))
-        res = ok.run_online(learner, X, y)
+        res = ok.run_online(learner, X, y, checkpoints="default" if max_seconds else None, callback=stop)
         return float(res.error), float(res.seconds), learner.chosen_params(), None
-    except (ValueError, FloatingPointError, MemoryError) as exc:
+    except (ValueError, FloatingPointError, MemoryError, TooSlow) as exc:
         return math.inf, 0.0, None, f"{type(exc).__name__}: {exc}"
 
 
@@ -108,9 +127,10 @@ def measure(args):
         for r in load(out):
             done[r["learner"], r["data"], r["features"]] = r
     cache, shared = {}, h.Data(args.data_dir)
+    simd = h.machine()["simd"]
     with out.open("a") as f:
         for name, task, data in cells(args.only, args.sets):
-            slow = ok.available_learners()[name]["family"] in SLOW
+            slow = ok.available_learners()[name]["family"] in SLOW and args.rows is not None
             rows = min(args.rows, args.slow_rows or args.rows) if slow else args.rows
             for features in ("raw", "scaled"):
                 prev = done.get((name, data, features))
@@ -124,10 +144,10 @@ def measure(args):
                 X, y, triv = cache[data, features, rows]
                 t0 = time.perf_counter()
                 if prev is None:
-                    err, sec, chosen, why = run_cell(name, task, X, y)
+                    err, sec, chosen, why = run_cell(name, task, X, y, args.max_seconds)
                     rec = {"learner": name, "task": task, "data": data, "features": features,
                            "rows": int(len(y)), "default": err, "trivial": triv, "seconds": sec,
-                           "chosen": chosen, "failure": why}
+                           "chosen": chosen, "failure": why, "simd": simd}
                 else:                  # a default measured earlier: add the tuned error to it
                     rec = {"learner": name, "data": data, "features": features}
                     err = prev["default"]
@@ -166,8 +186,28 @@ def load(path):
     return list(cells_.values())
 
 
+def tuned_from(recs, path):
+    """Add to the raw cells of ``recs`` the tuned errors of a sweep's results file (the ``run``
+    records of an experiment such as ``whole-stream-tuned``: run 0 is permutation 0, the stream
+    of the cell), unless the cell has its own."""
+    names = {"cod-rna": "cod-rna.tr"}
+    tuned = {}
+    for line in Path(path).read_text().splitlines():
+        r = json.loads(line)
+        if r.get("phase") == "run" and r.get("run") == 0 and r.get("status") == "ok":
+            err = r["mistake_rate"] if r["rmse"] is None else r["rmse"]
+            tuned[r["algorithm"], names.get(r["data"], r["data"])] = (err, r["params"])
+    for r in recs:
+        hit = tuned.get((r["learner"], r["data"]))
+        if hit and r["features"] == "raw" and "tuned" not in r:
+            r["tuned"], r["tuned_params"] = hit
+    return recs
+
+
 def report(args):
     recs = load(args.out)
+    if args.tuned_from:
+        recs = tuned_from(recs, args.tuned_from)
     best_tuned, tuned_only = {}, {}
     for r in recs:
         key = (r["data"], r["features"], r["rows"])
@@ -206,6 +246,10 @@ def report(args):
     for (data, feat, n, triv), names in sorted(hatch.items()):
         print(f"  {data} {feat}: threshold {1.1 * tuned_only[data, feat, n]:.4g}, trivial {triv:.4g}, "
               f"{len(names)} cells: {', '.join(names)}")
+    slowest = sorted((r for r in recs if r.get("seconds")), key=lambda r: -r["seconds"])[:10]
+    print("\nslowest cells: learner data features seconds (SIMD level)")
+    for r in slowest:
+        print(f"  {r['learner']} {r['data']} {r['features']} {r['seconds']:.1f} ({r.get('simd', '?')})")
     failed = [r for r in recs if not learns(r, best_tuned)]
     print(f"\ncells that do not learn under the strict rule ({len(failed)}): learner data features default / trivial")
     for r in failed:
@@ -232,7 +276,10 @@ def report(args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", default=str(h.DATA_DIR))
-    p.add_argument("--rows", type=int, default=5000)
+    p.add_argument("--rows", type=lambda v: None if v == "all" else int(v), default=5000,
+                   help="rows of each stream (5000), or 'all': the whole stream")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="stop a run past this many seconds and record it as failed")
     p.add_argument("--slow-rows", type=int, default=None,
                    help=f"rows for the O(t^2) families {', '.join(SLOW)}")
     p.add_argument("--only", type=lambda s: set(s.split(",")), default=None, help="learner names")
@@ -241,6 +288,8 @@ def main(argv=None):
     p.add_argument("--out", default="defaults.jsonl", help="JSONL results, appended (resumable)")
     p.add_argument("--report", action="store_true", help="only print the tables of --out")
     p.add_argument("--plot", help="PNG: default against tuned error, one point per cell")
+    p.add_argument("--tuned-from", help="a sweep's JSONL results (e.g. results/whole-stream-tuned.jsonl): "
+                                        "tuned errors for the raw cells")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
     if not args.report:
