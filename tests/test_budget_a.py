@@ -399,7 +399,7 @@ def test_averaged_model_survives_chunks_and_model_files(make, tmp_path):
 def test_bpas_large_budget_is_pa1():
     X, y = make_data("binary", seed=6)
     ye = encode(y, "binary")
-    res, scores = online(ok.BPAs(gamma=0.4, budget=len(y), c=0.7), X, y)
+    res, scores = online(ok.BPAs(gamma=0.4, budget=len(y), c=0.7, average=False), X, y)
     np.testing.assert_allclose(scores, rb.ref_kernel_pa1(X, ye, 0.4, 0.7), rtol=RTOL, atol=ATOL)
 
 
@@ -564,9 +564,9 @@ def test_bpas_vs_oracle(task, B, c, sparse):
     rs, SV, alpha = rb.ref_bpas(X, ye, task, g, B, c, n_classes=3)
     assert len(SV) == B
     Xin = sp.csr_matrix(X) if sparse else X
-    res, scores = online(ok.BPAs(gamma=g, budget=B, c=c), Xin, y)
+    res, scores = online(ok.BPAs(gamma=g, budget=B, c=c, average=False), Xin, y)
     check_online(res, scores, rs, ye, task)
-    check_model(ok.BPAs(gamma=g, budget=B, c=c).fit(Xin, y), SV, alpha, g, insertion_order=False)
+    check_model(ok.BPAs(gamma=g, budget=B, c=c, average=False).fit(Xin, y), SV, alpha, g, insertion_order=False)
 
 
 # --- §5.12 budget never exceeded; §5.14 first example -------------------------------------------------
