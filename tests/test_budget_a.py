@@ -10,6 +10,9 @@ import scipy.sparse as sp
 import onlinekern as ok
 from onlinekern._core.learner import RowData, TASK_CODES
 from onlinekern.learners.forgetron import py_forgetron_phi
+from onlinekern.preprocessing import FeatureScaler
+from onlinekern.protocol import trivial_error
+from onlinekern.seeding import permutation
 
 import reference as ref
 import reference_budget_a as rb
@@ -268,13 +271,20 @@ def kept_average(snaps, x, t, g=0.4):
     return total / t
 
 
+def removed_by(snaps, t):
+    """Has an SV left the set during the first t examples (a stamp of f_s missing from f_t)?"""
+    stamps = [set(m.core_.sv.get_state()["stamp"].tolist()) for m in snaps[:t]]
+    return any(not a <= b for a, b in zip(stamps, stamps[1:]))
+
+
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
 @pytest.mark.parametrize("name", sorted(AVERAGED))
 def test_averaged_score_is_the_mean_of_the_hypotheses(name, task):
-    """average=True records (1/t) sum_{s=1..t} f_s(x_t) over the SVs still kept, f_s the model
-    after s examples of the plain learner (copied after every example), whatever the learner does
-    to its coefficients (shrinking, projection); without removals (Perceptron, Projectron) that is
-    the mean of the hypotheses.  The updates are the plain learner's."""
+    """average=True records (1/t) sum_{s=1..t} f_s(x_t), f_s the model after s examples of the plain
+    learner (copied after every example), whatever the learner does to its coefficients
+    (shrinking, projection), as long as no SV has left the set; from the first removal on it
+    records f_t(x_t), the plain learner's own score, bit for bit.  The updates are the plain
+    learner's."""
     X, y = make_data(task, T=50, seed=13)
     classes = np.unique(y)
     plain, snaps = AVERAGED[name](average=False), []
@@ -282,17 +292,78 @@ def test_averaged_score_is_the_mean_of_the_hypotheses(name, task):
         plain.partial_fit(X[t:t + 1], y[t:t + 1], classes=classes)
         snaps.append(pickle.loads(pickle.dumps(plain)))
     res, scores = online(AVERAGED[name](average=True), X, y)
-    scores = scores.reshape(len(y), -1)
-    expect = [np.zeros(scores.shape[1])] + [kept_average(snaps, X[t], t) for t in range(1, len(y))]
-    np.testing.assert_allclose(scores, np.array(expect), rtol=1e-9, atol=1e-12)
-    if name in ("perceptron", "projectron", "projectronpp"):          # no removal: the plain mean
+    _, plain_scores = online(AVERAGED[name](average=False), X, y)
+    scores, plain_scores = scores.reshape(len(y), -1), plain_scores.reshape(len(y), -1)
+    cut = next((t for t in range(1, len(y)) if removed_by(snaps, t)), len(y))
+    assert (cut < len(y)) == (name in ("rbp", "forgetron", "bpas"))         # budget 12 < 50 examples
+    expect = [np.zeros(scores.shape[1])] + [kept_average(snaps, X[t], t) for t in range(1, cut)]
+    np.testing.assert_allclose(scores[:cut], np.array(expect), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(scores[cut:], plain_scores[cut:])
+    if cut == len(y):                                                   # no removal: the plain mean
         mean = [np.mean([np.atleast_1d(score_f(m, X[t:t + 1])[0]) for m in snaps[:t]], axis=0)
                 for t in range(1, len(y))]
         np.testing.assert_allclose(scores[1:], np.array(mean), rtol=1e-9, atol=1e-12)
     final = AVERAGED[name](average=True).fit(X, y)
-    np.testing.assert_allclose(np.asarray(score_f(final, X[:3])).reshape(3, -1),
-                               np.array([kept_average(snaps, x, len(y)) for x in X[:3]]), rtol=1e-9, atol=1e-12)
+    want = (np.array([kept_average(snaps, x, len(y)) for x in X[:3]]) if cut == len(y)
+            else np.asarray(score_f(snaps[-1], X[:3])).reshape(3, -1))
+    np.testing.assert_allclose(np.asarray(score_f(final, X[:3])).reshape(3, -1), want, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(final.dual_coef_, snaps[-1].dual_coef_)      # the same updates
+
+
+def ref_averaged_rbp(X, y, task, g, B, n_classes=None, seed=0):
+    """NumPy averaged RBP: RBP's updates and removals (tests/reference_budget_a.py), decided on f_t;
+    the recorded score is the mean of the hypotheses f_1..f_t while no SV has been removed, and
+    f_t itself from the first removal on (the average over the SVs kept is no longer the mean)."""
+    X = np.asarray(X, dtype=float)
+    C = n_classes if task == "multiclass" else 1
+    choice = ref.stream(seed, rb.CHOICE)
+    SV, alpha, hist, scores, removed = [], [], [], [], False
+    for t in range(len(X)):
+        hist.append((list(SV), list(alpha)))
+        fs = [np.array(a).reshape(len(S), C).T @ ref.rbf(X[t], np.array(S), g) if S else np.zeros(C)
+              for S, a in (hist if not removed else hist[-1:])]
+        f = fs[-1]
+        fbar = f if removed else (np.mean(fs[1:], axis=0) if t > 0 else np.zeros(C))
+        scores.append(fbar if task == "multiclass" else fbar[0])
+        a = rb.perceptron_step(task, f if task == "multiclass" else f[0], y[t], C, 0.1, 0.1)
+        if a is None:
+            continue
+        if len(SV) == B:
+            j = int(choice.integers(B))
+            del SV[j], alpha[j]
+            removed = True
+        SV.append(X[t]); alpha.append(np.atleast_1d(a))
+    return np.array(scores)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_averaged_rbp_vs_numpy(task):
+    """RBP's averaged prediction against a from-scratch NumPy reference on a stream with many
+    removals: the mean of the hypotheses up to the first removal, the current hypothesis after."""
+    X, y = make_data(task, T=120, seed=21)
+    ye = encode(y, task)
+    rs = ref_averaged_rbp(X, ye, task, 0.4, 10, n_classes=3, seed=3)
+    res, scores = online(ok.RBP(gamma=0.4, budget=10, seed=3, average=True), X, y)
+    check_online(res, scores.reshape(rs.shape), rs, ye, task)
+    _, plain = online(ok.RBP(gamma=0.4, budget=10, seed=3, average=False), X, y)
+    assert not np.array_equal(scores, plain)                           # averaged before the first removal
+
+
+@pytest.mark.parametrize("make", [lambda **k: ok.RBP(gamma=5.0, budget=200, **k),
+                                  lambda **k: ok.Forgetron(gamma=5.0, budget=200, **k)])
+def test_averaged_budget_learners_learn_after_thousands_of_removals(make, shared_data):
+    """magic04 (19,020 rows, min-max scaled, permutation 0) at B = 200: about 4,600 removals.  The
+    average over the SVs kept weighted them by age and ended worse than the majority label
+    (RBP at B = 1000 over the whole set: 45.6 % against 35.2 %); averaged predictions now stay
+    well under it and no worse than the plain learner's own."""
+    X, y = ok.load_libsvm(shared_data.plain("magic04"))
+    X = FeatureScaler(0.0, 1.0).fit(X).transform(X)
+    majority = trivial_error(np.asarray(y)[permutation(0, 0, X.shape[0])], "binary")    # 35.2 %
+    averaged = ok.run_online(make(average=True), X, y, seed=0)
+    plain = ok.run_online(make(average=False), X, y, seed=0)
+    assert plain.n_mistakes > 4000                                      # B = 200: thousands of removals
+    assert averaged.error <= 0.8 * majority
+    assert averaged.error <= plain.error + 0.5
 
 
 def test_averaged_defaults_and_presets():
@@ -328,7 +399,7 @@ def test_averaged_model_survives_chunks_and_model_files(make, tmp_path):
 def test_bpas_large_budget_is_pa1():
     X, y = make_data("binary", seed=6)
     ye = encode(y, "binary")
-    res, scores = online(ok.BPAs(gamma=0.4, budget=len(y), c=0.7), X, y)
+    res, scores = online(ok.BPAs(gamma=0.4, budget=len(y), c=0.7, average=False), X, y)
     np.testing.assert_allclose(scores, rb.ref_kernel_pa1(X, ye, 0.4, 0.7), rtol=RTOL, atol=ATOL)
 
 
@@ -493,9 +564,9 @@ def test_bpas_vs_oracle(task, B, c, sparse):
     rs, SV, alpha = rb.ref_bpas(X, ye, task, g, B, c, n_classes=3)
     assert len(SV) == B
     Xin = sp.csr_matrix(X) if sparse else X
-    res, scores = online(ok.BPAs(gamma=g, budget=B, c=c), Xin, y)
+    res, scores = online(ok.BPAs(gamma=g, budget=B, c=c, average=False), Xin, y)
     check_online(res, scores, rs, ye, task)
-    check_model(ok.BPAs(gamma=g, budget=B, c=c).fit(Xin, y), SV, alpha, g, insertion_order=False)
+    check_model(ok.BPAs(gamma=g, budget=B, c=c, average=False).fit(Xin, y), SV, alpha, g, insertion_order=False)
 
 
 # --- §5.12 budget never exceeded; §5.14 first example -------------------------------------------------

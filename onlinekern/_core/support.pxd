@@ -164,7 +164,10 @@ cdef class SupportSet:
     # Averaged predictions (track on): gam[i, c] = sum over the changes delta of alpha_ic of
     # delta * (the example count when it was made), so that the average of the hypotheses used
     # for examples 1..t is f_t - (1/t) sum_i gam_i k_i.  Every coefficient change through the
-    # methods below keeps it; ``now`` is the current example count (set by KernelCore).
+    # methods below keeps it; ``now`` is the current example count (set by KernelCore).  The sum
+    # runs over the SVs present, so it is the average only while no SV has left the set: the
+    # first removal (remove, replace of a present SV, set_dense) switches tracking off for good
+    # and the correction is 0 from then on (the prediction is the current hypothesis).
     cdef double* gam                     # cap * C (true units)
     cdef public bint track
     cdef public long long now

@@ -179,8 +179,11 @@ class Forgetron(Averaged, KernelLearner):
     epsilon : float
         Regression tube (0.1, LSOKL Matlab).
     average : bool or 'auto'
-        Predict with the average of the hypotheses used so far, over the SVs kept (online and after
-        training; the updates stay the paper's).  'auto' (default): on for classification, off for regression; the 'paper' preset: off.
+        Predict with the average of the hypotheses used so far (online and after training; the
+        updates stay the paper's) until the budget fills, and with the current hypothesis from the
+        first forgotten SV on (the average over the SVs kept alone made 11.1 % over whole ijcnn1
+        and 23.3 % over a9a; now 7.8 % and 20.6 %, see ``KernelCore.set_averaged``).  'auto'
+        (default): on for classification, off for regression; the 'paper' preset: off.
     task : {'classification', 'regression'}
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the

@@ -9,7 +9,9 @@ Averaged (ext; Freund & Schapire 1999, the averaged variant of the voted Percept
 are the Perceptron's, decided on f_t, but the prediction that is recorded and returned is that of
 the average of the hypotheses f_1, ..., f_t used so far, fbar_t(x) = (1/t) sum_{s<=t} f_s(x)
 (KernelCore.set_averaged: the support set keeps each coefficient's history; for the Perceptron,
-sum_i alpha_i (t - T_i)/t k(x_i, x) with T_i the example count when SV i was added).
+sum_i alpha_i (t - T_i)/t k(x_i, x) with T_i the example count when SV i was added).  The
+budgeted learners that share the mixin (RBP, Forgetron, BPAs) average until their first removal
+and predict with the current hypothesis from then on (KernelCore.set_averaged).
 """
 from onlinekern._core.learner cimport TASK_BINARY, TASK_MULTICLASS, TASK_REGRESSION, is_mistake
 from onlinekern._core.support cimport KernelCore

@@ -323,9 +323,10 @@ class Projectron(Averaged, KernelLearner):
     epsilon : float
         Regression tube (0.1, LSOKL Matlab).
     average : bool or 'auto'
-        Predict with the average of the hypotheses used so far, over the SVs kept (online and after
-        training; the updates stay the paper's).  'auto' (default): on for classification, off for
-        regression; the 'paper' preset: off.
+        Predict with the average of the hypotheses used so far (online and after training; the
+        updates stay the paper's).  The Projectron never removes an SV (at the budget it
+        projects), so this is the exact average over the whole stream.  'auto' (default): on for
+        classification, off for regression; the 'paper' preset: off.
     task : {'classification', 'regression'}
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
@@ -405,8 +406,10 @@ class ProjectronPP(Projectron):
     margin_rule : {'eta', 'U'}
         Margin-update rule: 'eta' (JMLR/DOGMA) or 'U' (LSOKL budget form).
     average : bool or 'auto'
-        Predict with the average of the hypotheses used so far, over the SVs kept (online and after
-        training; the updates stay the paper's).  'auto' (default): on; the 'paper' preset: off.
+        Predict with the average of the hypotheses used so far (online and after training; the
+        updates stay the paper's).  The Projectron never removes an SV (at the budget it
+        projects), so this is the exact average over the whole stream.  'auto' (default): on; the
+        'paper' preset: off.
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
         first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
