@@ -12,8 +12,8 @@ from onlinekern._core.features import PRECISIONS
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
 
-__all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PRESETS", "check_nonnegative", "check_positive", "check_positive_int",
-           "is_auto"]
+__all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PASS_WORK", "PRESETS", "check_nonnegative", "check_positive",
+           "check_positive_int", "is_auto", "row_cost", "stream_bound", "sv_cost"]
 
 #: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP, Forgetron, BPAs): at
 #: the papers' 50-100 support vectors a budget is full after a few hundred examples and the budget maintenance
@@ -21,6 +21,13 @@ __all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PRESETS", "check_nonnegative"
 #: 1,000 lets them learn like unbudgeted kernel OGD/Pegasos for the first 1,000 examples and keeps
 #: the removal noise ~3x smaller, at O(1000 d) per step (BENCHMARKS.md "Defaults").
 AUTO_BUDGET = 1000
+
+#: The work one pass may cost under the stream-length bounds (``budget="auto"``,
+#: ``max_blocks="auto"``) of the learners whose model grows with the stream by definition (kernel
+#: Perceptron and OGD, Projectron(++), the doubly stochastic family), in the units of
+#: :func:`sv_cost`: ~1 ns of one thread each on the 2-core machine under load, so ~20 s per pass
+#: there (a support set of 4,000 on ijcnn1 measured 0.92 ns per unit, a DSG block 0.84 ns).
+PASS_WORK = 2e10
 
 
 def check_positive(name, v):
@@ -102,3 +109,62 @@ PARAM_CHECKS = {
     "precision": _precision,
     "preset": _preset,
 }
+
+
+def row_cost(X):
+    """What one stored vector costs a query row of X, in multiply-adds: the mean number of
+    nonzeros of a sparse row (its entries are gathered), the width of a dense one.
+
+    Parameters
+    ----------
+    X : array or sparse matrix (the first rows of the stream)
+
+    Returns
+    -------
+    float
+    """
+    n = max(1, X.shape[0])
+    return float(X.nnz) / n if hasattr(X, "nnz") else float(X.shape[1])
+
+
+def sv_cost(X, n_outputs):
+    """Work of one support vector for one example of X, in :data:`PASS_WORK` units:
+    nnz + 12 + C + d/32 (nnz: :func:`row_cost`, C = ``n_outputs``, d the width).
+
+    Fitted to one-thread passes of kernel OGD and the Perceptron with a full support set of
+    4,000 (ns per support vector and example, on the 2-core machine under load): ijcnn1 22.9,
+    casp 19, w8a 39.7, poker (10 classes) 24, letter.scale (26 classes) 33; the kernel value is
+    ~nnz + 12 (the exponential, the norms), a score C more, and the dense store of a wide sparse
+    set (w8a, d = 300) d/32 more.
+    """
+    return row_cost(X) + 12.0 + float(n_outputs) + X.shape[1] / 32.0
+
+
+def stream_bound(n_stream, unit_cost, low, high, unknown, work=None):
+    """The size bound of a model whose every stored element costs ``unit_cost`` per example:
+    the largest m with ``n_stream * m * unit_cost <= work``, within [low, high].
+
+    A model that would grow past it on the whole stream (one support vector, or one block of
+    random features, per update) keeps the pass within ``work``; a short stream gets ``high``,
+    i.e. in practice no bound.
+
+    Parameters
+    ----------
+    n_stream : int or None
+        Length T of the stream when known (fit, run_online, the CLI); None (partial_fit): the
+        bound is ``unknown``.
+    unit_cost : float
+        Work of one stored element (support vector, block) for one example.
+    low, high, unknown : int
+    work : float, optional
+        Default: :data:`PASS_WORK`.
+
+    Returns
+    -------
+    int
+    """
+    if n_stream is None:
+        return int(unknown)
+    work = PASS_WORK if work is None else work
+    m = int(work // (max(1, int(n_stream)) * max(float(unit_cost), 1.0)))
+    return int(min(max(m, low), high))

@@ -37,6 +37,10 @@ Update at iteration i, step gamma_i = theta / (i + t0), g_b = l'(f_b, y_b) (R^C 
   or the discriminant is negative, clipped at 0); k* = argmax s_k (lowest index on ties).  If m = 0 or s_k* <= gamma_i: the DSG step with
   beta_{m+1} = -gamma_i gbar; otherwise eta* = s_k*: decay every A_j, beta_j by (1 - eta* nu) and
   step block k* by eta* (A and beta).
+* Cap (``max_blocks``, the product default; ext): once m reaches it, an iteration that would add
+  a block (DSG, UDSG's new-block iterations, CDSG when no old step beats gamma_i) steps on an
+  old block k drawn uniformly (stream CHOICE, integers(m)), with step gamma_i, and counts as a
+  reuse.
 * Novelty (Dai et al. 2014 §4, ``novelty=True``): loss max(0, o - f) with the learned offset o,
   o <- o + gamma_i (nu - (1/B) #{b: f_b < o}) (the per-example rule of §2 averaged over the batch);
   the score of an example is f(x) - o (>= 0: inlier).
@@ -73,6 +77,7 @@ from onlinekern.base import (OnlineLearner, is_auto, check_nonnegative as _nonne
                              check_positive as _positive, check_positive_int as _positive_int)
 from onlinekern.learners.ogd import ALL_LOSSES
 from onlinekern.losses import smoothness
+from onlinekern.params import row_cost, stream_bound
 from onlinekern.seeding import CHOICE, DSG_BLOCK
 
 cdef enum:
@@ -230,6 +235,7 @@ cdef class DSGCore(LearnerCore):
     cdef readonly int new_iters, reuse_iters       # UDSG G and U
     cdef readonly double lipschitz_m               # CDSG M; <= 0: automatic (1 or running max)
     cdef readonly double sigma_var                 # CDSG sigma
+    cdef public Py_ssize_t max_blocks              # cap on m (-1: none); at the cap a new block is an old one
     cdef public TaskLoss loss                      # None with novelty
     cdef bint unbounded
     cdef double m_loss                             # derivative_bound of the loss (0: unbounded)
@@ -321,6 +327,7 @@ cdef class DSGCore(LearnerCore):
         self.offset = 0.0
         self.m_run = 0.0
         self.n_pend = 0
+        self.max_blocks = -1
         cdef int C = self.n_outputs, B = batch_size, F2 = self.F2
         free(self.A); free(self.beta); free(self.live); free(self.omega); free(self.part)
         free(self.pa); free(self.pcos); free(self.psin)
@@ -749,6 +756,12 @@ cdef class DSGCore(LearnerCore):
                     step = best
                 else:
                     k = -1
+        if new and 0 <= self.max_blocks <= self.m:
+            # the cap: the iteration that would add a block steps on an old one, drawn uniformly
+            # as UDSG draws (stream CHOICE), with the new block's step
+            new = False
+            k = self.choice.integers(self.m)
+            step = gam
         if new:
             if self._grow(self.m + 1) != 0:
                 return -1
@@ -929,7 +942,7 @@ cdef class DSGCore(LearnerCore):
             t0=self.t0, gamma=self.gamma, seed=int(self.seed), precondition=bool(self.precondition),
             store_omega=bool(self.store_omega), cache_blocks=int(self.cache_blocks), novelty=bool(self.novelty), new_iters=self.new_iters,
             reuse_iters=self.reuse_iters, lipschitz_m=self.lipschitz_m, sigma_var=self.sigma_var,
-            loss=None if self.loss is None else self.loss.spec,
+            max_blocks=int(self.max_blocks), loss=None if self.loss is None else self.loss.spec,
             choice=self.choice.state, n_iter=self.n_iter, n_reuse=self.n_reuse, scale=self.scale,
             offset=self.offset, m_run=self.m_run, A=A, beta=beta, live=self.block_live,
             pend_ptr=pend_ptr, pend_values=pend_values, pend_indices=pend_indices, pend_y=pend_y,
@@ -952,6 +965,7 @@ cdef class DSGCore(LearnerCore):
                         cache_blocks_of(st), bool(st["novelty"]), int(st["new_iters"]),
                         int(st["reuse_iters"]), float(st["lipschitz_m"]), float(st["sigma_var"]), loss)
         self.n_seen = int(st["n_seen"])
+        self.max_blocks = int(st.get("max_blocks", -1))
         A = np.ascontiguousarray(st["A"], dtype=np.float64)
         beta = np.ascontiguousarray(st["beta"], dtype=np.float64)
         live = np.ascontiguousarray(st["live"], dtype=np.uint8)
@@ -1015,6 +1029,39 @@ AUTO_BATCH, AUTO_BLOCK = 8, 16
 
 ALL_BLOCKS = 1 << 62
 """``cache_blocks`` of ``store_omega=True``: every block."""
+#: Bounds of :func:`stream_blocks`, and its value when the stream's length is unknown.
+BLOCKS_MIN, BLOCKS_MAX, BLOCKS_UNKNOWN = 64, 4096, 512
+
+
+def stream_blocks(X, n_outputs, n_stream, block_size):
+    """The product default of ``max_blocks``: :func:`onlinekern.params.stream_bound` at the cost
+    of one block for one example, F (nnz + 8 + 4C + d/32) (F frequencies: a projection over the
+    row's nonzeros, a cosine and a sine, 2C coefficients and their share of the gradient, and
+    for a wide data set the cached frequencies' memory: w8a, d = 300, took 1.4 times the time
+    of the other terms), within [BLOCKS_MIN, BLOCKS_MAX] and at
+    most the blocks whose frequencies the default cache holds (a regenerated block costs ~40
+    times a cached one); BLOCKS_UNKNOWN when the stream's length is unknown.
+
+    One block costs every later example F (nnz + 8 + 4C + d/32) multiply-adds (measured, one
+    thread under load: 0.84 ns each on ijcnn1 at 500 blocks; with 2C instead of 4C, 1.84 ns on
+    poker's 10 classes at 1,315 blocks); ijcnn1's 141,691 rows get 343 blocks,
+    a9a's 32,561 get 1,292, w8a's 49,749 get 783, the 5,000-row benchmark a cap its ~600
+    iterations never reach.
+
+    Parameters
+    ----------
+    X : array or sparse matrix, the first rows.
+    n_outputs : int
+    n_stream : int or None, the stream's length T.
+    block_size : int, F.
+
+    Returns
+    -------
+    int
+    """
+    cached = OMEGA_CACHE_BYTES // (max(1, X.shape[1]) * block_size * 8)
+    unit = block_size * (row_cost(X) + 8.0 + 4.0 * n_outputs + X.shape[1] / 32.0)
+    return int(min(stream_bound(n_stream, unit, BLOCKS_MIN, BLOCKS_MAX, BLOCKS_UNKNOWN), max(cached, BLOCKS_MIN)))
 
 
 def _flag(name, v):
@@ -1040,7 +1087,8 @@ class DSG(OnlineLearner):
     softmax loss (Dai et al.'s multi-class kernel logistic regression): ``loss='logistic'`` on a
     multiclass problem means softmax for this family.  A partial batch at the end of a stream stays
     pending until more examples arrive (``n_pending_``); predictions use the last completed
-    iteration.  ``model_size_`` counts random features m * 2F.
+    iteration.  ``model_size_`` counts random features m * 2F.  The papers' model grows without
+    bound; the product default caps the blocks (``max_blocks``).
 
     Parameters
     ----------
@@ -1083,6 +1131,13 @@ class DSG(OnlineLearner):
         ``OMEGA_CACHE_BYTES`` (64 MiB; d F doubles per block; later blocks are regenerated).
         Predictions are identical bits in every case; caching makes a prediction several times
         faster when d is small (regenerating an element costs ~40 cached reads).
+    max_blocks : int, 'auto' or None
+        Most blocks m in the model: at the cap, an iteration that would add a block steps on an
+        old block drawn uniformly instead (UDSG's reuse step, stream CHOICE, with the new block's
+        step gamma_i), so the model stops growing and keeps learning.  'auto' (default):
+        :func:`stream_blocks`, the most blocks that keep a pass over the stream within a fixed
+        work (343 on ijcnn1's 141,691 rows, 1,292 on a9a's 32,561; 512 when the stream's length
+        is unknown); None or the 'paper' preset: unbounded, as in the papers.
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
         first data (fitted attributes ``gamma_``, ``feature_scale_``, ...), and regression targets
@@ -1101,7 +1156,7 @@ class DSG(OnlineLearner):
     paper = "Dai, Xie, He, Liang, Raj, Balcan & Song, NIPS 2014"
     size_name = "features"
     _variant = DSG_VARIANT
-    paper_defaults = {"gamma": "median", "batch_size": 64, "block_size": 32, "theta": 1e4}
+    paper_defaults = {"gamma": "median", "batch_size": 64, "block_size": 32, "theta": 1e4, "max_blocks": None}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """batch_size 8 and block_size 16 (:data:`AUTO_BATCH`, :data:`AUTO_BLOCK`); theta = t0 / L.
@@ -1122,12 +1177,21 @@ class DSG(OnlineLearner):
             return AUTO_BLOCK
         if name == "theta":
             return float(self.t0) / (1.0 if self.novelty else smoothness(self.loss, task))
+        if name == "max_blocks":
+            return stream_blocks(X, n_outputs, n_stream, self._resolved("block_size", X, task, n_outputs, n_stream))
         return self.paper_defaults[name]
+
+    def _resolved(self, name, X, task, n_outputs, n_stream):
+        """The value parameter ``name`` takes (resolving an 'auto' one by :meth:`auto_value`)."""
+        v = getattr(self, name)
+        return self.auto_value(name, X, task, n_outputs, n_stream) if is_auto(v) else v
 
     def __init__(self, batch_size="auto", block_size="auto", nu=1e-5, theta="auto", t0=1e4, gamma="auto",
                  median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0, quantile=0.5,
-                 novelty=False, precondition=False, store_omega="auto", preset="auto", seed=0, n_threads=None):
+                 novelty=False, precondition=False, store_omega="auto", max_blocks="auto", preset="auto", seed=0,
+                 n_threads=None):
         self.batch_size = batch_size
+        self.max_blocks = max_blocks
         self.block_size = block_size
         self.nu = nu
         self.theta = theta
@@ -1151,6 +1215,8 @@ class DSG(OnlineLearner):
         for name, check in (("batch_size", _positive_int), ("block_size", _positive_int), ("theta", _positive)):
             if not is_auto(getattr(self, name)):
                 check(name, getattr(self, name))
+        if self.max_blocks is not None and not is_auto(self.max_blocks):
+            _positive_int("max_blocks", self.max_blocks)
         _nonnegative("nu", self.nu)
         _nonnegative("t0", self.t0)
         _positive("median_scale", self.median_scale)
@@ -1214,6 +1280,8 @@ class DSG(OnlineLearner):
                         float(self.param_value("theta")), float(self.t0), gamma,
                         self.seed, bool(self.precondition), self._cache_blocks(n_features, F), bool(self.novelty),
                         G, U, M, sigma, loss)
+        cap = self.param_value("max_blocks")
+        core.max_blocks = -1 if cap is None else int(cap)
         return core
 
     # ---- learned state ------------------------------------------------------------------------
@@ -1281,11 +1349,12 @@ class UDSG(DSG):
 
     def __init__(self, new_iters=1, reuse_iters=1, batch_size="auto", block_size="auto", nu=1e-5, theta="auto",
                  t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, novelty=False, precondition=False, store_omega="auto", preset="auto", seed=0, n_threads=None):
+                 quantile=0.5, novelty=False, precondition=False, store_omega="auto", max_blocks="auto", preset="auto", seed=0,
+                 n_threads=None):
         self.new_iters = new_iters
         self.reuse_iters = reuse_iters
         DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
-                     huber_delta, quantile, novelty, precondition, store_omega, preset, seed, n_threads)
+                     huber_delta, quantile, novelty, precondition, store_omega, max_blocks, preset, seed, n_threads)
 
     def _validate_params(self):
         DSG._validate_params(self)
@@ -1328,11 +1397,12 @@ class CDSG(DSG):
 
     def __init__(self, lipschitz_m=None, sigma_var=1.0, batch_size="auto", block_size="auto", nu=1e-5, theta="auto",
                  t0=1e4, gamma="auto", median_scale=1.0, loss="logistic", epsilon=0.1, huber_delta=1.0,
-                 quantile=0.5, novelty=False, precondition=False, store_omega="auto", preset="auto", seed=0, n_threads=None):
+                 quantile=0.5, novelty=False, precondition=False, store_omega="auto", max_blocks="auto", preset="auto", seed=0,
+                 n_threads=None):
         self.lipschitz_m = lipschitz_m
         self.sigma_var = sigma_var
         DSG.__init__(self, batch_size, block_size, nu, theta, t0, gamma, median_scale, loss, epsilon,
-                     huber_delta, quantile, novelty, precondition, store_omega, preset, seed, n_threads)
+                     huber_delta, quantile, novelty, precondition, store_omega, max_blocks, preset, seed, n_threads)
 
     def _validate_params(self):
         DSG._validate_params(self)

@@ -48,7 +48,9 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 import numpy as np
 
 from onlinekern.learners.perceptron import Averaged
-from onlinekern.base import KernelLearner, check_nonnegative as _nonnegative
+from onlinekern.base import KernelLearner, is_auto, check_nonnegative as _nonnegative
+from onlinekern import params
+from onlinekern.params import AUTO_BUDGET, sv_cost
 
 cdef double DELTA2_MIN = 1e-12
 cdef double SQRT2 = 1.4142135623730951
@@ -291,8 +293,45 @@ cdef class ProjectronCore(KernelCore):
         self.delta2 = float(st["delta2"])
 
 
+#: Bounds of :func:`projectron_budget`.
+BUDGET_MIN, BUDGET_MAX = 200, 2048
+
+
+def projectron_budget(X, n_outputs, n_stream, update_rate):
+    """The product default of the Projectron's ``budget``: the largest B with
+    T (B c + u B^2) <= :data:`onlinekern.params.PASS_WORK`, within [:data:`BUDGET_MIN`,
+    :data:`BUDGET_MAX`] = [200, 2048] (K^{-1} is preallocated to B x B).
+
+    Per example the kernel row costs B c (c = :func:`onlinekern.params.sv_cost`); an update
+    (projection or append) costs ~B^2 multiply-adds (d = K^{-1} k_t over the stored triangle of
+    K^{-1}), and u, the work of the updates per example in those units, is the worst measured
+    on whole streams: an update cost 1.65 ns per B^2 on a9a (the Projectron at B = 1,500, one
+    thread under load) and the Projectron updated on 45 % of poker's examples (10 classes),
+    u = 1.09 there (a9a 0.27, ijcnn1 0.05); so u = 1.2 for the Projectron and 1.6 for
+    Projectron++, which also updates on margin errors.  The stream's length T unknown
+    (``partial_fit``): :data:`onlinekern.params.AUTO_BUDGET`.
+
+    Parameters
+    ----------
+    X : array or sparse matrix, the first rows.
+    n_outputs : int
+    n_stream : int or None, the stream's length T.
+    update_rate : float, u.
+
+    Returns
+    -------
+    int
+    """
+    if n_stream is None:
+        return AUTO_BUDGET
+    c = sv_cost(X, n_outputs)
+    q = params.PASS_WORK / max(1, int(n_stream))
+    b = (-c + np.sqrt(c * c + 4.0 * update_rate * q)) / (2.0 * update_rate)
+    return int(min(max(int(b), BUDGET_MIN), BUDGET_MAX))
+
+
 def _check_projectron_params(learner):
-    """The shared checks (budget None, the default, means no budget) plus the threshold's."""
+    """The shared checks (budget None means no budget) plus the threshold's."""
     KernelLearner._validate_params(learner)
     _nonnegative("proj_eta", learner.proj_eta)
 
@@ -316,8 +355,12 @@ class Projectron(Averaged, KernelLearner):
     proj_eta : float
         Projection threshold eta on delta (0.1, the authors' DOGMA library); 0 projects only
         examples already in the span.
-    budget : int or None
-        Optional hard cap on the number of SVs (None: none).
+    budget : int, 'auto' or None
+        Hard cap on the number of SVs: a full set projects every update (the paper's budget
+        form).  'auto' (default): :func:`projectron_budget`, the largest set whose kernel rows
+        and K^{-1} updates keep a pass over the stream within a fixed work (332 on ijcnn1's
+        141,691 rows, 702 on a9a's 32,561, 802 on poker's 25,010; 1,000 when the stream's length
+        is unknown); None or the 'paper' preset: no budget.
     eta : float
         Regression step eta_r (0.1, LSOKL Matlab).
     epsilon : float
@@ -344,9 +387,17 @@ class Projectron(Averaged, KernelLearner):
     summary = "Projectron: Perceptron that projects onto the SV span unless the new example is far from it"
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = False
-    paper_defaults = {"gamma": None, "average": False}
+    paper_defaults = {"gamma": None, "average": False, "budget": None}
+    #: u of :func:`projectron_budget`: the work of the updates per example, in B^2 units.
+    update_rate = 1.2
 
-    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, eta=0.1, epsilon=0.1, average="auto",
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """budget: :func:`projectron_budget`; average: the Perceptron's rule."""
+        if name == "budget":
+            return projectron_budget(X, n_outputs, n_stream, self.update_rate)
+        return super().auto_value(name, X, task, n_outputs, n_stream)
+
+    def __init__(self, gamma="auto", proj_eta=0.1, budget="auto", eta=0.1, epsilon=0.1, average="auto",
                  task="classification", preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
         self.average = average
@@ -366,7 +417,8 @@ class Projectron(Averaged, KernelLearner):
         return 0
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
-        budget = -1 if self.budget is None else int(self.budget)
+        budget = self.param_value("budget")
+        budget = -1 if budget is None else int(budget)
         core = ProjectronCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.proj_eta = float(self.proj_eta)
@@ -401,8 +453,10 @@ class ProjectronPP(Projectron):
         None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, DOGMA).
-    budget : int or None
-        Optional hard cap on the number of SVs (None: none; rule 'U' needs one).
+    budget : int, 'auto' or None
+        Hard cap on the number of SVs (rule 'U' needs one).  'auto' (default):
+        :func:`projectron_budget` with u = 1.6 (288 on ijcnn1's 141,691 rows, 610 on a9a's
+        32,561; 1,000 when the stream's length is unknown); None or the 'paper' preset: none.
     margin_rule : {'eta', 'U'}
         Margin-update rule: 'eta' (JMLR/DOGMA) or 'U' (LSOKL budget form).
     average : bool or 'auto'
@@ -427,8 +481,9 @@ class ProjectronPP(Projectron):
     summary = "Projectron++: Projectron that also updates on margin errors (projected steps)"
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = True
+    update_rate = 1.6
 
-    def __init__(self, gamma="auto", proj_eta=0.1, budget=None, margin_rule="eta", average="auto", preset="auto",
+    def __init__(self, gamma="auto", proj_eta=0.1, budget="auto", margin_rule="eta", average="auto", preset="auto",
                  seed=0, n_threads=None):
         self.gamma = gamma
         self.average = average
@@ -443,7 +498,7 @@ class ProjectronPP(Projectron):
         _check_projectron_params(self)
         if self.margin_rule not in RULES:
             raise ValueError(f"margin_rule must be one of {', '.join(map(repr, RULES))}, got {self.margin_rule!r}")
-        if self.margin_rule == "U" and self.budget is None:
+        if self.margin_rule == "U" and (self.budget is None or (is_auto(self.budget) and self.preset_ == "paper")):
             raise ValueError("margin_rule='U' needs a budget (U = sqrt((B+1)/ln(B+1))/4)")
 
     def _rule(self):
