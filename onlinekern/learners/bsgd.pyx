@@ -887,7 +887,8 @@ REGRESSION_LAM = 0.03
 #: ijcnn1 (8.8 -> 9.3 %): BENCHMARKS.md "Defaults").  It is :data:`LAM_T` / T for T = 4,000.
 CLASSIFICATION_LAM = 1e-3
 #: Product lam of classification when T is known (``fit``, ``run_online``, the CLI): LAM_T / T,
-#: the Pegasos form of a C-SVM with C = 1/(lam T) = 1/4 whatever the length.  A fixed lam
+#: the Pegasos form of a C-SVM with C = 1/(lam T) = 1/4 whatever the length, and at most
+#: CLASSIFICATION_LAM (a stream shorter than 4,000 keeps the value measured on short streams).  A fixed lam
 #: regularises a long stream far too much once the budget binds: on the whole sets (permutation 0,
 #: B = 1000, gamma "auto") lam = 1e-3 gave BSGD-merge ijcnn1 (141,691 rows) 7.92 %, a9a 17.36,
 #: cod-rna.tr 7.43, w8a 2.70 and BSGD-removal 9.07 / 18.00 / 20.56 / 2.51; lam = 4/T gives
@@ -908,14 +909,14 @@ class _BSGD(KernelLearner):
     _maintenance = REMOVAL
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """lam: :data:`LAM_T` / T for classification when the stream length T is known, else
-        :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression;
+        """lam: :data:`LAM_T` / T, at most :data:`CLASSIFICATION_LAM`, for classification when the
+        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression;
         budget: :data:`onlinekern.params.AUTO_BUDGET` (a9a, ijcnn1 and w8a learn within 5,000
         examples at 1,000 support vectors, not at 50: BENCHMARKS.md "Defaults")."""
         if name == "lam":
             if task == "regression":
                 return REGRESSION_LAM
-            return LAM_T / n_stream if n_stream else CLASSIFICATION_LAM
+            return min(CLASSIFICATION_LAM, LAM_T / n_stream) if n_stream else CLASSIFICATION_LAM
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def _validate_params(self):
@@ -963,9 +964,9 @@ class BSGDRemoval(_BSGD):
         None = 1/n_features.
     lam : float
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
-        classification 4/T when the stream length T is known (``fit``, ``run_online``, the CLI;
-        LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length) and 1e-3 when it is not (a first
-        ``partial_fit``; CLASSIFICATION_LAM); 0.03 for regression (REGRESSION_LAM); the 'paper'
+        classification min(1e-3, 4/T) when the stream length T is known (``fit``, ``run_online``,
+        the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
+        1e-3 when it is not (a first ``partial_fit``; CLASSIFICATION_LAM); 0.03 for regression (REGRESSION_LAM); the 'paper'
         preset: 1e-4 (BudgetedSVM ``-L``).
     epsilon : float
         Regression tube of the epsilon-insensitive loss (0.1; regression is ext).
@@ -1016,9 +1017,9 @@ class BSGDMerge(_BSGD):
         None = 1/n_features.
     lam : float
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
-        classification 4/T when the stream length T is known (``fit``, ``run_online``, the CLI;
-        LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length) and 1e-3 when it is not (a first
-        ``partial_fit``; CLASSIFICATION_LAM); 0.03 for regression (REGRESSION_LAM); the 'paper'
+        classification min(1e-3, 4/T) when the stream length T is known (``fit``, ``run_online``,
+        the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
+        1e-3 when it is not (a first ``partial_fit``; CLASSIFICATION_LAM); 0.03 for regression (REGRESSION_LAM); the 'paper'
         preset: 1e-4 (BudgetedSVM ``-L``).
     merge_tol : float
         Golden-section tolerance: stop when the bracket is narrower than 2 merge_tol (1e-4,
