@@ -31,6 +31,26 @@ from onlinekern.kernels import scale_features
 STAGES = (1000, 3000, 7000)
 
 
+def race_stages(learner):
+    """The stage ends of ``learner``'s race: :data:`STAGES`, or later ones for a budgeted learner
+    whose class sets ``race_budget_fills`` = f > 0.
+
+    Then the first halving waits until the budget B has been filled f times over (at least
+    ``STAGES[0]`` examples) and the later stages keep the 1 : 3 : 7 pattern of :data:`STAGES`:
+    ``(f B, 3 f B, 7 f B)``.  A learner that adds an example at (nearly) every step fills its
+    budget within its first B examples, and a sharp kernel, which predicts from the nearest stored
+    examples, trails a smooth one until the budget has filled and only then leads: BOGD on ijcnn1
+    at B = 1000, by the 64 x median width against the median width, makes 11.0 % against 9.8 % of
+    the first 1,000 examples and 8.7 % against 9.6 % of the next 1,000, so the race of
+    :data:`STAGES` keeps the median width, which predicts the majority class for the whole stream.
+    """
+    fills = getattr(learner, "race_budget_fills", 0)
+    if not fills:
+        return STAGES
+    first = max(STAGES[0], int(fills * int(learner.param_value("budget"))))
+    return tuple(first * e // STAGES[0] for e in STAGES)
+
+
 def losses(scores, y, task):
     """Per-example (mistake, surrogate) of pre-update scores: the keys of follow-the-leader.
 
@@ -99,8 +119,9 @@ def survivors(alive, mistakes, surrogate):
 def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores=None, callback=None):
     """One pass of ``learner`` over (X, y) in which the kernel ``candidates`` compete first.
 
-    Online successive halving: all candidates learn the examples up to ``STAGES[0]``, the better
-    half of them those up to ``STAGES[1]``, and so on until one is left, which learns the rest.
+    Online successive halving: all candidates learn the examples up to the first stage end
+    (:func:`race_stages`: ``STAGES[0]``, or later for a budgeted learner that asks for it), the
+    better half of them those up to the second, and so on until one is left, which learns the rest.
     Every example is predicted by the follow-the-leader candidate among those still running.
 
     Parameters
@@ -137,7 +158,7 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     run_m = run_sq = seconds = 0.0
     cp_m, cp_sq, cp_size, cp_sec = [], [], [], []
     a = 0
-    for end in STAGES:
+    for end in race_stages(learner):
         if len(alive) == 1 or a >= n:
             break
         b = min(end, n)

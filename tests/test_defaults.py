@@ -207,3 +207,48 @@ def test_defaults_beat_the_trivial_predictor(slices, name, task, data):
         assert ratio > RATIO[task], f"{name} on {data} now learns ({ratio:.3f}): remove it from SHORTFALLS"
     else:
         assert ratio <= RATIO[task], f"{name} on {data}: default / trivial = {ratio:.3f}"
+
+
+@pytest.fixture(scope="module")
+def ijcnn1_slice(shared_data):
+    """The first 20,000 examples of permutation 0 of ijcnn1: a budget of 1,000 is full 20 times over."""
+    X, y = ok.load_libsvm(str(shared_data.compressed("ijcnn1")))
+    p = permutation(0, 0, X.shape[0])[:20000]
+    return X[p], np.asarray(y)[p]
+
+
+def test_bsgd_lambda_follows_the_stream_length(ijcnn1_slice):
+    """Over a known stream of T examples BSGD's lam is 4/T, below the 1e-3 it takes on a stream of
+    unknown length, and the smaller lam learns better once the budget binds."""
+    from onlinekern.learners.bsgd import CLASSIFICATION_LAM, LAM_T
+
+    X, y = ijcnn1_slice
+    known = ok.BSGDMerge(task="classification", n_threads=1)
+    res = ok.run_online(known, X, y)
+    assert known.lam_ == pytest.approx(LAM_T / len(y)) and known.lam_ < CLASSIFICATION_LAM
+    assert known.n_maintenance_ > 5000                        # the budget binds
+    unknown = ok.BSGDMerge(task="classification", n_threads=1).partial_fit(X[:10], y[:10], classes=[-1, 1])
+    assert unknown.lam_ == CLASSIFICATION_LAM
+    fixed = ok.run_online(ok.BSGDMerge(task="classification", lam=CLASSIFICATION_LAM, n_threads=1), X, y)
+    assert res.error < fixed.error
+    assert res.error <= 0.8 * trivial_error(y, "binary")
+
+
+def test_bogd_races_widths_until_the_budget_has_filled(ijcnn1_slice):
+    """BOGD's width race waits for 3 fills of its budget (race_stages) and keeps a sharper kernel
+    than the race of STAGES, which judges the candidates before the budget binds; the sharper
+    kernel makes fewer mistakes on the whole slice."""
+    from onlinekern.selection import race_stages
+
+    X, y = ijcnn1_slice
+    long_race = ok.BOGD(n_threads=1)
+    res = ok.run_online(long_race, X, y)
+    assert race_stages(long_race) == (3000, 9000, 21000)
+    assert long_race.width_choice_["decided_at"] == 20000     # the slice ends in the last stage
+    short_race = ok.BOGD(n_threads=1)
+    short_race.race_budget_fills = 0                          # the race of STAGES
+    assert race_stages(short_race) == STAGES
+    short = ok.run_online(short_race, X, y)
+    assert short_race.width_choice_["decided_at"] == STAGES[-1]
+    assert long_race.gamma_ > short_race.gamma_
+    assert res.error < short.error

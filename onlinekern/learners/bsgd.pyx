@@ -880,11 +880,22 @@ def _bsgd_loss(epsilon, int task):
 #: (RMSE / running mean's, merge: casp 0.95 -> 0.91, cadata 0.89 -> 0.77, abalone 0.87 -> 0.83;
 #: removal 0.97 / 0.94 / 0.89 -> 0.94 / 0.85 / 0.85), and 0.01 is unstable for DualSGD-l2 (cadata 1.18).
 REGRESSION_LAM = 0.03
-#: Product lam of classification: 1e-3 (the papers' 1e-4 makes the first steps 1/(lam t) = 10^4;
-#: on the first 5,000 rows of the shared classification sets at B = 1000, 1e-3 lowered both
-#: learners' mistake rate on poker, a9a, magic04 and cod-rna, e.g. BSGD-merge poker 51.7 -> 47.9 %,
-#: a9a 18.2 -> 17.1 %, and raised it on ijcnn1 (8.8 -> 9.3 %): BENCHMARKS.md "Defaults").
+#: Product lam of classification when the stream length T is not known (a first ``partial_fit``):
+#: 1e-3 (the papers' 1e-4 makes the first steps 1/(lam t) = 10^4; on the first 5,000 rows of the
+#: shared classification sets at B = 1000, 1e-3 lowered both learners' mistake rate on poker, a9a,
+#: magic04 and cod-rna, e.g. BSGD-merge poker 51.7 -> 47.9 %, a9a 18.2 -> 17.1 %, and raised it on
+#: ijcnn1 (8.8 -> 9.3 %): BENCHMARKS.md "Defaults").  It is :data:`LAM_T` / T for T = 4,000.
 CLASSIFICATION_LAM = 1e-3
+#: Product lam of classification when T is known (``fit``, ``run_online``, the CLI): LAM_T / T,
+#: the Pegasos form of a C-SVM with C = 1/(lam T) = 1/4 whatever the length, and at most
+#: CLASSIFICATION_LAM (a stream shorter than 4,000 keeps the value measured on short streams).  A fixed lam
+#: regularises a long stream far too much once the budget binds: on the whole sets (permutation 0,
+#: B = 1000, gamma "auto") lam = 1e-3 gave BSGD-merge ijcnn1 (141,691 rows) 7.92 %, a9a 17.36,
+#: cod-rna.tr 7.43, w8a 2.70 and BSGD-removal 9.07 / 18.00 / 20.56 / 2.51; lam = 4/T gives
+#: 2.36 / 16.67 / 6.36 / 2.12 and 7.87 / 17.82 / 9.75 / 2.71 (of lam T in {1, 2, 4, 16, 64}, 4 is
+#: the best for merging on all four sets; removal's best lam T is 0.25-4 by set).  Smaller lam also
+#: means fewer margin errors, so fewer merges: BSGD-merge on w8a 20.3 -> 9.6 s of learning.
+LAM_T = 4.0
 
 
 class _BSGD(KernelLearner):
@@ -898,11 +909,14 @@ class _BSGD(KernelLearner):
     _maintenance = REMOVAL
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """lam: :data:`CLASSIFICATION_LAM` (papers: 1e-4), :data:`REGRESSION_LAM` for regression;
+        """lam: :data:`LAM_T` / T, at most :data:`CLASSIFICATION_LAM`, for classification when the
+        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression;
         budget: :data:`onlinekern.params.AUTO_BUDGET` (a9a, ijcnn1 and w8a learn within 5,000
         examples at 1,000 support vectors, not at 50: BENCHMARKS.md "Defaults")."""
         if name == "lam":
-            return REGRESSION_LAM if task == "regression" else CLASSIFICATION_LAM
+            if task == "regression":
+                return REGRESSION_LAM
+            return min(CLASSIFICATION_LAM, LAM_T / n_stream) if n_stream else CLASSIFICATION_LAM
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def _validate_params(self):
@@ -949,9 +963,11 @@ class BSGDRemoval(_BSGD):
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float
-        Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): 1e-3 for
-        classification (CLASSIFICATION_LAM; the 'paper' preset: 1e-4, BudgetedSVM ``-L``), 0.03 for
-        regression (REGRESSION_LAM).
+        Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
+        classification min(1e-3, 4/T) when the stream length T is known (``fit``, ``run_online``,
+        the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
+        1e-3 when it is not (a first ``partial_fit``; CLASSIFICATION_LAM); 0.03 for regression (REGRESSION_LAM); the 'paper'
+        preset: 1e-4 (BudgetedSVM ``-L``).
     epsilon : float
         Regression tube of the epsilon-insensitive loss (0.1; regression is ext).
     task : {'classification', 'regression'}
@@ -1000,9 +1016,11 @@ class BSGDMerge(_BSGD):
         dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float
-        Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): 1e-3 for
-        classification (CLASSIFICATION_LAM; the 'paper' preset: 1e-4, BudgetedSVM ``-L``), 0.03 for
-        regression (REGRESSION_LAM).
+        Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
+        classification min(1e-3, 4/T) when the stream length T is known (``fit``, ``run_online``,
+        the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
+        1e-3 when it is not (a first ``partial_fit``; CLASSIFICATION_LAM); 0.03 for regression (REGRESSION_LAM); the 'paper'
+        preset: 1e-4 (BudgetedSVM ``-L``).
     merge_tol : float
         Golden-section tolerance: stop when the bracket is narrower than 2 merge_tol (1e-4,
         BudgetedSVM).
