@@ -13,9 +13,6 @@ fails, so the list stays exact.  The reasons:
   online; budgets, D and samples from ``SMALL``) does not reach R^2 > 0.5; the measured R^2 is in
   ``R2``.
   These are properties of single-pass online learning with the defaults, not of the API.
-* the ``*-softmax`` names (``SOFTMAX``): the softmax loss is multiclass-only by specification
-  (ALGORITHMS.md §2) and scikit-learn has no "multiclass only" tag, so every check on 2-class data
-  meets "loss 'softmax' is multiclass-only"; their multiclass path is tested below (predict_proba).
 * ShrinkingGradient with ``exact_predict=False``, its default (``SAMPLED``): the prediction is the
   paper's Monte-Carlo estimate from a seeded stream, so a row's score depends on its position in
   the batch and on the call (``predict`` and ``decision_function`` draw different samples); with
@@ -85,11 +82,6 @@ R2 = {
 R2_WHY = {
     "sg[regression]": "the sampled prediction (n_samples=10) is too noisy",
 }
-SOFTMAX = {c: "softmax is multiclass-only (ALGORITHMS.md §2); this check fits 2-class data" for c in (
-    "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
-    "check_decision_proba_consistency", "check_estimators_dtypes", "check_estimators_nan_inf",
-    "check_estimators_pickle", "check_fit2d_1feature", "check_fit_check_is_fitted", "check_fit_idempotent",
-    "check_n_features_in", "check_pipeline_consistency")}
 SAMPLED = {c: "Monte-Carlo prediction: a row's estimate depends on its place in the batch" for c in (
     "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_pipeline_consistency")}
 
@@ -100,9 +92,6 @@ def expected_failures():
     for cid, r2 in R2.items():
         why = R2_WHY.get(cid, "one pass with the default step size")
         out.setdefault(cid, {})["check_regressors_train"] = f"R^2 = {r2} < 0.5: {why}"
-    for cid, name, _ in CONFIGS:
-        if name.endswith("-softmax"):
-            out.setdefault(cid, {}).update(SOFTMAX)
     out["sg[regression]"].update(SAMPLED)
     out["sg[classification]"] = {**SAMPLED,
                                  "check_classifiers_classes": "predict and decision_function draw different "
