@@ -236,9 +236,16 @@ def test_fenwick_sampler_matches_inverse_cdf_and_frequencies():
 
 def test_default_eta_and_required_horizon():
     X, y = make_data("regression", T=20)
-    # T unknown (partial_fit on a fresh model): eta or horizon is required
+    # T unknown (partial_fit on a fresh model): the paper's step needs eta or horizon ...
     with pytest.raises(ValueError, match="horizon"):
-        ok.ShrinkingGradient().partial_fit(X, y)
+        ok.ShrinkingGradient(preset="paper").partial_fit(X, y)
+    # ... the product preset follows the doubling schedule: step t uses T = 2^k >= t
+    L = ok.ShrinkingGradient(n_samples=50, n_threads=1).partial_fit(X, y)
+    assert L.core_.t_epoch == 32 and L.eta_ == L.core_.eta == np.sqrt(25.0) / 32
+    L.partial_fit(X, y)                                    # steps 21..40: the epoch T = 64
+    assert L.core_.t_epoch == 64 and L.eta_ == np.sqrt(25.0) / 64
+    E = ok.ShrinkingGradient(n_samples=50, n_threads=1, exact_predict=True).partial_fit(X[:5], y[:5])
+    assert E.core_.t_epoch == 8 and E.eta_ == 1.0 / np.sqrt(8)
     L = ok.ShrinkingGradient(horizon=400, norm_bound=2.0, preset="paper").fit(X, y)
     assert L.eta_ == 0.1 and L.core_.eta == 0.1
     # fit knows T = 20 rows: eta = B / sqrt(T) (Theorem 1) with the paper preset or exact
@@ -399,3 +406,19 @@ def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
     # training m does not
     exact_t = Xt @ X.T @ alpha
     assert np.mean((ft - exact_t) ** 2) < 0.2 * np.mean((ft_m - exact_t) ** 2)
+
+
+def test_product_prediction_is_a_function_of_the_row():
+    """Under the product preset a row's estimate after training is keyed by the row (its nonzero
+    (index, value) pairs), not by its place among the calls: order, subsets, repeats and the
+    sparse form give the same numbers; the paper preset keys the j-th call (independent draws)."""
+    import scipy.sparse as sp
+    X, y = make_data("regression", T=60)
+    L = ok.ShrinkingGradient(n_samples=20, n_threads=1, seed=3).fit(X, y)
+    s = L.predict(X)
+    rev = L.predict(X[::-1])[::-1]
+    np.testing.assert_array_equal(s, rev)
+    np.testing.assert_array_equal(s[7:9], L.predict(X[7:9]))
+    np.testing.assert_allclose(s, L.predict(sp.csr_matrix(X)), rtol=1e-12, atol=1e-14)   # same draws
+    P = ok.ShrinkingGradient(n_samples=20, n_threads=1, seed=3, preset="paper").fit(X, y)
+    assert not np.array_equal(P.predict(X[:5]), P.predict(X[:5]))

@@ -14,7 +14,8 @@ after insertion except through a global scale, which leaves the distribution unc
 draw and an append are O(log t).  Random numbers come from the counter-based generator
 include/ok_rng.h, not from numpy's PCG64 (see ``ShrinkingGradient`` for the element layout).
 """
-from libc.math cimport fabs, sqrt
+from libc.math cimport fabs, sqrt, pow
+from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport realloc, free
 from cython.parallel cimport prange, threadid
@@ -36,8 +37,12 @@ cdef double RENORM = 1e-100              # §1.1: renormalise the scale below th
 cdef double SQRT2 = 1.4142135623730951
 cdef double TWO_PI = 6.283185307179586
 cdef Py_ssize_t PAR_WORK = 16384         # the SupportSet's measured threshold for prange
+cdef double CV_RATE = 0.01               # the control value's running-mean rate (reduce_variance)
 
 assert _ESTIMATOR_STREAM == ESTIMATOR
+
+#: First horizon of the product preset's doubling schedule when T is unknown (ShrinkingGradient.eta_).
+ANYTIME_T0 = 1
 
 # ---- random features psi(x; w) ---------------------------------------------------------------
 # One enum value per feature.  A sample draws w from elements first, first + 1, ... of the counter
@@ -99,6 +104,28 @@ cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t fir
     return (sqrtd * xi[c]) * (sqrtd * query_coord(x, idx, nnz, d, c))
 
 
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """splitmix64's finaliser."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t row_key(const double* x, const int* idx, int nnz, int d) noexcept nogil:
+    """A 63-bit key that is a function of the row's nonzero (index, value) pairs only (the same
+    for its dense and sparse forms): the stream key of a row's estimate after training under
+    ``row_keys``."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL, v
+    cdef int k, j
+    for k in range(nnz):
+        if x[k] == 0.0:
+            continue
+        j = k if nnz == d else idx[k]
+        memcpy(&v, &x[k], 8)
+        h = mix64(h ^ mix64(v + 0x632BE59BD9B4E019ULL * <uint64_t>(j + 1)))
+    return h >> 1
+
+
 cdef inline Py_ssize_t lowbit(Py_ssize_t j) noexcept nogil:
     return j & (-j)
 
@@ -113,6 +140,10 @@ cdef class ShrinkingCore(KernelCore):
     cdef readonly int feature
     cdef readonly uint64_t seed
     cdef readonly long long n_pred       # EST calls after training so far (keys 2^63 + j)
+    cdef public bint row_keys            # after training: key 2^63 + hash(row), not 2^63 + j
+    cdef public bint reduce_variance     # paired Fourier feature and control value (product)
+    cdef public double eta_coef, eta_power   # anytime step: eta = eta_coef / t_epoch^eta_power
+    cdef public long long t_epoch        # > 0: the doubling schedule's current horizon
     cdef double sqrt2g, sqrtd
     cdef Py_ssize_t stride
     cdef object buf_                     # keeps scale / total / ebuf / a alive
@@ -120,6 +151,10 @@ cdef class ShrinkingCore(KernelCore):
     cdef double* total                   # C: ||coef_c||_1 of the last estimate
     cdef double* ebuf                    # C * max(m, m_pred): the samples E^(k), summed in order
     cdef double* a                       # C: new scaled coefficients
+    cdef double* ssum                    # C: sum_i coef_ic (signed; alpha sums to scale * ssum)
+    cdef double* cv                      # C: control value (running mean of the products)
+    cdef double* sgnsum                  # C: sum of the last estimate's signs
+    cdef double* ksum                    # C: sum of the last estimate's unsigned products
     cdef int n_scr                       # threads an estimate may use
     cdef double* tree                    # fcap * C Fenwick nodes (1-based node j at (j-1)*C)
     cdef Py_ssize_t fcap
@@ -155,9 +190,12 @@ cdef class ShrinkingCore(KernelCore):
         self.sqrtd = sqrt(<double>self.n_features)
         self.stride = feature_stride(feature, self.n_features)
         cdef int C = self.n_outputs
-        self.buf_ = np.zeros(3 * C + C * max(n_samples, self.predict_samples))
+        self.buf_ = np.zeros(7 * C + C * max(n_samples, self.predict_samples))
         cdef double[::1] v = self.buf_
-        self.scale, self.total, self.a, self.ebuf = &v[0], &v[C], &v[2 * C], &v[3 * C]
+        self.scale, self.total, self.a, self.ebuf = &v[0], &v[C], &v[2 * C], &v[7 * C]
+        self.ssum, self.cv, self.sgnsum, self.ksum = &v[3 * C], &v[4 * C], &v[5 * C], &v[6 * C]
+        self.row_keys = self.reduce_variance = False
+        self.t_epoch = 0
         for c in range(C):
             self.scale[c] = 1.0
         self._alloc_scratch()
@@ -245,8 +283,10 @@ cdef class ShrinkingCore(KernelCore):
 
     cdef void _rebuild_tree(self, int c) noexcept nogil:
         cdef Py_ssize_t i
+        self.ssum[c] = 0.0
         for i in range(self.sv.n):
             self.tree_set(i + 1, c, fabs(sv_alpha(self.sv, i, c)))
+            self.ssum[c] += sv_alpha(self.sv, i, c)
 
     cdef void shrink(self, int c, double f) noexcept nogil:
         """alpha_c <- f alpha_c in O(1); renormalising (O(n)) when the scale underflows (§1.1)."""
@@ -273,7 +313,8 @@ cdef class ShrinkingCore(KernelCore):
             arg[2 * s] = 0.0
             arg[2 * s + 1] = 0.0
             return
-        b = TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
+        # paired feature (reduce_variance): [cos, sin](w^T x), products cos(w^T (x_i - x)), no b
+        b = 0.0 if self.reduce_variance else TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
         arg[2 * s] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
         arg[2 * s + 1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
         sgn[s] = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
@@ -350,10 +391,22 @@ cdef class ShrinkingCore(KernelCore):
                 for s in range(n_work):
                     self.fourier_args(s, m, key1, x, idx, nnz, target, arg)
             ok_vcossin(arg, cs, sn, <int>(2 * n_work))
-            for s in range(n_work):
-                if self.total[s // m] > 0.0:
-                    # (sqrt2 cos(w^T x_i + b)) (sqrt2 cos(w^T x + b)), signed
-                    ebuf[s] = target[s] * ((SQRT2 * cs[2 * s]) * (SQRT2 * cs[2 * s + 1]))
+            if self.reduce_variance:
+                for c in range(C):
+                    self.sgnsum[c] = 0.0
+                    self.ksum[c] = 0.0
+                for s in range(n_work):
+                    if self.total[s // m] > 0.0:
+                        # cos(w^T x_i) cos(w^T x) + sin(w^T x_i) sin(w^T x) = cos(w^T (x_i - x))
+                        acc = cs[2 * s] * cs[2 * s + 1] + sn[2 * s] * sn[2 * s + 1]
+                        self.ksum[s // m] += acc
+                        self.sgnsum[s // m] += target[s]
+                        ebuf[s] = target[s] * acc
+            else:
+                for s in range(n_work):
+                    if self.total[s // m] > 0.0:
+                        # (sqrt2 cos(w^T x_i + b)) (sqrt2 cos(w^T x + b)), signed
+                        ebuf[s] = target[s] * ((SQRT2 * cs[2 * s]) * (SQRT2 * cs[2 * s + 1]))
         else:
             for s in range(n_work):
                 if self.total[s // m] > 0.0:
@@ -369,7 +422,13 @@ cdef class ShrinkingCore(KernelCore):
             acc = 0.0
             for k in range(m):
                 acc += ebuf[<Py_ssize_t>c * m + k]
-            out[c] = (self.scale[c] * self.total[c] / m) * acc
+            if self.reduce_variance and self.feature == FEATURE_FOURIER:
+                # control variate: sum_i alpha_i cv + ||alpha||_1 / m sum_k sign_k (k_k - cv), unbiased
+                # for any cv fixed before the draws (cv: the running mean of past products)
+                out[c] = self.scale[c] * (self.cv[c] * self.ssum[c]
+                                          + (self.total[c] / m) * (acc - self.cv[c] * self.sgnsum[c]))
+            else:
+                out[c] = (self.scale[c] * self.total[c] / m) * acc
         return 0
 
     cdef void exact_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
@@ -391,12 +450,16 @@ cdef class ShrinkingCore(KernelCore):
 
     # -- the learner interface -------------------------------------------------------------------
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        cdef uint64_t key
         self.xsq = row_sqnorm(x, nnz)
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
-            if self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.predict_samples, self.ebuf,
-                             out) != 0:
+            if self.row_keys:
+                key = POST_KEY + row_key(x, idx, nnz, self.n_features)
+            else:
+                key = POST_KEY + <uint64_t>self.n_pred
+            if self.estimate(x, idx, nnz, key, self.predict_samples, self.ebuf, out) != 0:
                 return -1
             self.n_pred += 1
         return 0
@@ -407,12 +470,21 @@ cdef class ShrinkingCore(KernelCore):
         cdef bint add = False
         cdef Py_ssize_t n = self.sv.n
         self.xsq = row_sqnorm(x, nnz)
+        # the doubling schedule (T unknown): horizon 2^k for steps 2^(k-1) < t <= 2^k, continued
+        if self.t_epoch > 0 and self.n_seen + 1 > self.t_epoch:
+            while self.n_seen + 1 > self.t_epoch:
+                self.t_epoch *= 2
+            self.eta = self.eta_coef / pow(<double>self.t_epoch, self.eta_power)
         # 1. E_t = EST(alpha, x_t, m) with stream key t (1-based step)
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
             if self.estimate(x, idx, nnz, <uint64_t>(self.n_seen + 1), self.n_samples, self.ebuf, out) != 0:
                 return -1
+            if self.reduce_variance and self.feature == FEATURE_FOURIER:
+                for c in range(C):
+                    if self.total[c] > 0.0:
+                        self.cv[c] += CV_RATE * (self.ksum[c] / self.n_samples - self.cv[c])
         # 2. per output: a descent step alpha_t = eta (y - E_t), or the shrink alpha <- alpha / 4.
         # Algorithm 1 prints alpha_t = -eta (y_t - E_t); the text (f_{t+1} = f_t - eta grad,
         # eqs. 9-12) and the proof of Lemma 5 use the descent sign taken here (§3.16, §6.9).
@@ -434,6 +506,7 @@ cdef class ShrinkingCore(KernelCore):
             return -1
         for c in range(C):
             self.tree_set(n + 1, c, fabs(self.a[c]))
+            self.ssum[c] += self.a[c]
         return 0
 
     # -- Python access (tests, tools) ------------------------------------------------------------
@@ -510,6 +583,9 @@ cdef class ShrinkingCore(KernelCore):
         st.update(eta=self.eta, norm_bound=self.norm_bound, n_samples=self.n_samples,
                   predict_samples=self.predict_samples, exact_predict=int(self.exact_predict), feature=FEATURE_NAMES[self.feature],
                   seed=int(self.seed), n_pred=int(self.n_pred), scale=self.scales)
+        st.update(row_keys=int(self.row_keys), reduce_variance=int(self.reduce_variance),
+                  eta_coef=float(self.eta_coef), eta_power=float(self.eta_power), t_epoch=int(self.t_epoch),
+                  control=np.array([self.cv[c] for c in range(self.n_outputs)]))
         return st
 
     def set_state(self, st):
@@ -532,6 +608,15 @@ cdef class ShrinkingCore(KernelCore):
         for c in range(self.n_outputs):
             self.scale[c] = scale[c]
         self._rebuild_trees()
+        # files written before the product's estimator options: the paper's behaviour
+        self.row_keys, self.reduce_variance = bool(st.get("row_keys", 0)), bool(st.get("reduce_variance", 0))
+        self.eta_coef, self.eta_power = float(st.get("eta_coef", 0.0)), float(st.get("eta_power", 0.0))
+        self.t_epoch = int(st.get("t_epoch", 0))
+        control = np.asarray(st.get("control", np.zeros(self.n_outputs)), dtype=np.float64)
+        if control.shape != (self.n_outputs,) or not np.all(np.isfinite(control)) or self.t_epoch < 0:
+            raise ValueError("control must hold one finite number per output; t_epoch must be >= 0")
+        for c in range(self.n_outputs):
+            self.cv[c] = control[c]
 
 
 class ShrinkingGradient(KernelLearner):
@@ -655,12 +740,22 @@ class ShrinkingGradient(KernelLearner):
         if not 0 <= int(self.seed) < 2 ** 64:
             raise ValueError(f"seed must lie in [0, 2^64), got {self.seed!r}")
 
+    def _step_rule(self):
+        """(coefficient, power): the default step is coefficient / T^power (see ``eta_``)."""
+        if self.preset_ == "auto" and not self.exact_predict:
+            return float(np.sqrt(int(self.n_samples) / 2.0)), 1.0
+        return float(self.norm_bound), 0.5
+
     @property
     def eta_(self):
         """The step size in use: eta; else, with T = horizon or the length of the stream given to
         ``fit`` / ``run_online``, the paper's norm_bound / sqrt(T) (Theorem 1) under
         ``preset="paper"`` or ``exact_predict``, and sqrt(n_samples / 2) / T under the product
-        preset.
+        preset.  When T is unknown (``partial_fit`` on a fresh model, unscanned streams) the
+        product preset follows the doubling schedule: step t uses the rule with T = 2^k, the
+        smallest power of two >= t, continuing the model from one epoch to the next
+        (``preset="paper"`` needs eta or horizon, as Theorem 1 does); this property then gives
+        the step of the current epoch.
 
         The product rule keeps the sampled prediction's noise below the targets' spread (they
         are standardised online, so about 1): EST averages m terms bounded by 2 ||alpha||_1
@@ -674,15 +769,20 @@ class ShrinkingGradient(KernelLearner):
         """
         if self.eta is not None:
             return float(self.eta)
+        core = self.__dict__.get("core_")
+        if core is not None and core.t_epoch > 0:
+            return float(core.eta)
         T = self.__dict__.get("horizon_", self.horizon)
         if T is None:
-            raise ValueError("ShrinkingGradient needs eta, or horizon (the stream length T) for the "
-                             "default step (norm_bound / sqrt(T), Theorem 1; sqrt(n_samples / 2) / T "
-                             "under the product preset); fit and run_online know T, partial_fit "
-                             "and unscanned streams do not")
-        if self.preset_ == "auto" and not self.exact_predict:
-            return float(np.sqrt(int(self.n_samples) / 2.0)) / float(T)
-        return float(self.norm_bound) / float(np.sqrt(T))
+            if self.preset_ == "auto":
+                coef, power = self._step_rule()
+                return coef / float(ANYTIME_T0) ** power
+            raise ValueError("ShrinkingGradient with preset='paper' needs eta, or horizon (the stream "
+                             "length T) for the paper's step norm_bound / sqrt(T) (Theorem 1); fit and "
+                             "run_online know T, partial_fit and unscanned streams do not (the product "
+                             "preset then follows a doubling schedule)")
+        coef, power = self._step_rule()
+        return coef / float(T) ** power
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = ShrinkingCore()
@@ -690,6 +790,12 @@ class ShrinkingGradient(KernelLearner):
         core._setup_shrinking(self.eta_, float(self.norm_bound), int(self.n_samples),
                               bool(self.exact_predict), FEATURES[self.feature], int(self.seed),
                               int(self.predict_samples or 0))
+        if self.preset_ == "auto":
+            core.row_keys = True
+            core.reduce_variance = not self.exact_predict
+            if self.eta is None and self.__dict__.get("horizon_", self.horizon) is None:
+                core.eta_coef, core.eta_power = self._step_rule()
+                core.t_epoch = ANYTIME_T0
         return core
 
     @property
