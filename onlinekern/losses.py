@@ -2,7 +2,7 @@
 from onlinekern._core.losses import (  # noqa: F401
     ALIASES, LOSSES, MULTICLASS_LOSSES, Absolute, EpsilonInsensitive, Hinge, Huber, Logistic,
     MulticlassHinge, MulticlassLogistic, Quantile, Softmax, Squared, SquaredHinge, TaskLoss,
-    canonical_loss, get_loss, get_multiclass_loss, loss_task,
+    binary_form, canonical_loss, get_loss, get_multiclass_loss, loss_task,
 )
 
 #: Upper bounds L on the second derivative, in the margin, of the smooth losses: logistic 1/4, the
@@ -19,7 +19,9 @@ def smoothness(loss, task):
     loss : str
         Any loss name or alias (``logit``, ``sqhinge``, ...).
     task : {'binary', 'multiclass', 'regression'}
-        On a multiclass task the logistic loss is the softmax (L = 1/2).
+        On a multiclass task the logistic loss is the softmax (L = 1/2); on a binary task the
+        softmax is the logistic loss on the one score f = s_1 - s_0 (L = 1/4,
+        :func:`~onlinekern._core.losses.binary_form`).
 
     Returns
     -------
@@ -28,6 +30,8 @@ def smoothness(loss, task):
     name = canonical_loss(loss)
     if task == "multiclass" and name == "logistic":
         name = "softmax"
+    elif task == "binary":
+        name = binary_form(name)
     return SMOOTHNESS.get(name, 1.0)
 
 

@@ -33,8 +33,9 @@ def register(cls):
 
 
 def _loss_tasks(loss):
+    # softmax on two classes is the logistic loss on the binary score (losses.binary_form)
     if loss == "softmax":
-        return ("multiclass",)
+        return ("binary", "multiclass")
     if LOSSES[loss][1] == "regression":
         return ("regression",)
     # multiclass only where the loss has a multiclass form (squared hinge has none)

@@ -191,6 +191,16 @@ def test_multiclass(multiclass_file, capsys):
     assert "over 2 runs" in out
 
 
+def test_binary_softmax_is_logit(capsys):
+    """Two classes: the softmax loss is the logistic loss on the binary score (losses.binary_form),
+    so fogd-softmax on a binary file prints fogd-logit's mistake rate."""
+    code, out, err = run(capsys, "-a", "fogd-softmax", CLS_DATA, "-q")
+    assert code == 0, err
+    code, out2, err = run(capsys, "-a", "fogd-logit", CLS_DATA, "-q")
+    assert code == 0, err
+    assert last_line(out).split(",")[0] == last_line(out2).split(",")[0] and "mistake rate" in out
+
+
 def test_median_gamma_and_lambda_alias(tmp_path, capsys):
     out_json = tmp_path / "r.json"
     code, out, err = run(capsys, "-a", "ogd-hinge", CLS_DATA, "-g", "median", "--lambda", "0.01",
@@ -293,7 +303,6 @@ def test_algorithm_help(capsys):
     (["-a", "fogd"], 2, ["no data file"]),
     ([CLS_DATA], 2, ["no algorithm"]),
     (["-a", "fogd", "no_such_file.libsvm"], 1, ["no_such_file.libsvm", "No such file"]),
-    (["-a", "fogd-softmax", CLS_DATA], 1, ["multiclass"]),
     (["-a", "fogd-hinge", REG_DATA], 1, ["not class labels"]),
 ])
 def test_errors(args, status, words, capsys):

@@ -207,3 +207,21 @@ def test_smooth_step():
     assert [smooth_step(0.2, loss, "multiclass", k) for loss in ("softmax", "logistic") for k in (2, 4, 10, 26)] \
         == [0.4, 0.4, 1.0, 2.6] * 2
     assert smooth_step(0.2, "squared", "regression") == 0.2
+
+
+def test_binary_softmax_is_logistic():
+    """Two-class softmax with scores (s_0, s_1) equals the logistic loss of f = s_1 - s_0, so on a
+    binary task 'softmax' builds the logistic loss, its curvature and its step."""
+    from onlinekern.losses import TaskLoss, binary_form
+    sm = get_multiclass_loss("softmax")
+    lg = get_loss("softmax")
+    assert type(lg) is type(get_loss("logistic")) and binary_form("softmax") == "logistic"
+    assert binary_form("sqhinge") == "squared-hinge"
+    for s0, s1 in [(0.0, 0.0), (0.3, -1.2), (-2.0, 1.5), (4.0, 3.0)]:
+        f = s1 - s0
+        for c, y in ((0, -1), (1, 1)):
+            np.testing.assert_allclose(lg.py_loss(f, y), ref_mc_grad("softmax", np.array([s0, s1]), c)[0], rtol=1e-12)
+            np.testing.assert_allclose(lg.py_loss(f, y), sm.py_grad(np.array([s0, s1]), c)[0], rtol=1e-12)
+    assert TaskLoss("softmax", False).spec["name"] == "logistic"
+    assert TaskLoss("softmax", True).spec["name"] == "softmax"
+    assert smoothness("softmax", "binary") == 0.25 and smooth_step(0.2, "softmax", "binary") == 0.8

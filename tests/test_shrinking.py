@@ -236,18 +236,24 @@ def test_fenwick_sampler_matches_inverse_cdf_and_frequencies():
 
 def test_default_eta_and_required_horizon():
     X, y = make_data("regression", T=20)
-    # T unknown (partial_fit on a fresh model): eta or horizon is required
+    # T unknown (partial_fit on a fresh model): the paper's step needs eta or horizon ...
     with pytest.raises(ValueError, match="horizon"):
-        ok.ShrinkingGradient().partial_fit(X, y)
-    L = ok.ShrinkingGradient(horizon=400, norm_bound=2.0, preset="paper").fit(X, y)
-    assert L.eta_ == 0.1 and L.core_.eta == 0.1
-    # fit knows T = 20 rows: eta = B / sqrt(T) (Theorem 1) with the paper preset or exact
-    # predictions, sqrt(m / 2) / T for the sampled prediction under the product preset
+        ok.ShrinkingGradient(preset="paper").partial_fit(X, y)
+    # ... the product preset's sampled estimator follows the doubling schedule: step t uses T = 2^k >= t
+    L = ok.ShrinkingGradient(n_samples=50, exact_predict=False, n_threads=1).partial_fit(X, y)
+    assert L.core_.t_epoch == 32 and L.eta_ == L.core_.eta == np.sqrt(25.0) / 32
+    L.partial_fit(X, y)                                    # steps 21..40: the epoch T = 64
+    assert L.core_.t_epoch == 64 and L.eta_ == np.sqrt(25.0) / 64
+    # the product defaults (exact predictions, a budget) take the constant PRODUCT_ETA: no T needed
+    from onlinekern.learners.shrinking import PRODUCT_BUDGET, PRODUCT_ETA
+    L = ok.ShrinkingGradient(n_threads=1).partial_fit(X, y)
+    assert L.core_.t_epoch == 0 and L.eta_ == L.core_.eta == PRODUCT_ETA and L.core_.exact_predict
+    assert L.chosen_params()["budget"] == PRODUCT_BUDGET == L.core_.budget
+    # fit knows T = 20 rows: eta = B / sqrt(T) (Theorem 1) with the paper preset, sqrt(m / 2) / T for
+    # the sampled prediction under the product preset
     L = ok.ShrinkingGradient(norm_bound=2.0, preset="paper").fit(X, y)
-    assert L.horizon_ == 20 and L.core_.eta == 2.0 / np.sqrt(20)
-    L = ok.ShrinkingGradient(norm_bound=2.0, exact_predict=True).fit(X, y)
-    assert L.core_.eta == 2.0 / np.sqrt(20)
-    L = ok.ShrinkingGradient(norm_bound=2.0, n_samples=50).fit(X, y)
+    assert L.horizon_ == 20 and L.core_.eta == 2.0 / np.sqrt(20) and L.core_.budget == 0
+    L = ok.ShrinkingGradient(norm_bound=2.0, n_samples=50, exact_predict=False).fit(X, y)
     assert L.eta_ == L.core_.eta == np.sqrt(25.0) / 20
     for bad in [dict(eta=0.1, feature="cosine"), dict(eta=0.1, n_samples=0), dict(eta=-1.0),
                 dict(eta=0.1, norm_bound=0), dict(horizon=0), dict(eta=0.1, exact_predict="yes")]:
@@ -399,3 +405,38 @@ def test_experiment_loss_of_f_t_is_the_exact_kernel_sum(schedule):
     # training m does not
     exact_t = Xt @ X.T @ alpha
     assert np.mean((ft - exact_t) ** 2) < 0.2 * np.mean((ft_m - exact_t) ** 2)
+
+
+def test_product_prediction_is_a_function_of_the_row():
+    """Under the product preset a row's estimate after training is keyed by the row (its nonzero
+    (index, value) pairs), not by its place among the calls: order, subsets, repeats and the
+    sparse form give the same numbers; the paper preset keys the j-th call (independent draws)."""
+    import scipy.sparse as sp
+    X, y = make_data("regression", T=60)
+    L = ok.ShrinkingGradient(n_samples=20, exact_predict=False, n_threads=1, seed=3).fit(X, y)
+    s = L.predict(X)
+    rev = L.predict(X[::-1])[::-1]
+    np.testing.assert_array_equal(s, rev)
+    np.testing.assert_array_equal(s[7:9], L.predict(X[7:9]))
+    np.testing.assert_allclose(s, L.predict(sp.csr_matrix(X)), rtol=1e-12, atol=1e-14)   # same draws
+    P = ok.ShrinkingGradient(n_samples=20, n_threads=1, seed=3, preset="paper").fit(X, y)
+    assert not np.array_equal(P.predict(X[:5]), P.predict(X[:5]))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_budget_replaces_the_oldest(exact):
+    """budget B: after B SVs each new one takes the oldest one's slot; the sampler's weights follow
+    (||alpha||_1 per output equals the coefficients' sum) and the model is the newest B examples."""
+    X, y = make_data("regression", T=90)
+    L = ok.ShrinkingGradient(budget=25, exact_predict=exact, n_samples=20, eta=0.2, gamma=0.5,
+                             n_threads=1, seed=1).fit(X, y)
+    assert L.n_support_ == 25
+    kept = {tuple(r) for r in L.support_vectors_}
+    newest = {tuple(r) for r in X[-25:]}
+    assert kept == newest
+    np.testing.assert_allclose(L.core_.alpha_norm1, np.abs(L.core_.alpha).sum(axis=0), rtol=1e-12)
+    U = ok.ShrinkingGradient(budget=None, exact_predict=exact, n_samples=20, eta=0.2, gamma=0.5,
+                             n_threads=1, seed=1).fit(X[:25], y[:25])
+    Lb = ok.ShrinkingGradient(budget=25, exact_predict=exact, n_samples=20, eta=0.2, gamma=0.5,
+                              n_threads=1, seed=1).fit(X[:25], y[:25])
+    np.testing.assert_array_equal(U.dual_coef_, Lb.dual_coef_)         # no difference below the budget

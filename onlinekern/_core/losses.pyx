@@ -341,11 +341,22 @@ def loss_task(name):
     return "classification" if key not in LOSSES else LOSSES[key][1]
 
 
-def get_loss(name, epsilon=0.1, huber_delta=1.0, quantile=0.5):
-    """Build the binary/regression loss object for ``name``."""
+def binary_form(name):
+    """The canonical name of the loss that ``name`` means on a binary (+-1) task.
+
+    The softmax loss over two classes is the logistic loss on the binary score: with scores
+    (s_0, s_1), -s_y + log(e^{s_0} + e^{s_1}) = log(1 + e^{-y f}) for f = s_1 - s_0 and y = +-1,
+    so a binary learner keeps the one free score f and takes the logistic loss ("softmax" ->
+    "logistic").  Every other name is returned canonical and unchanged.
+    """
     key = canonical_loss(name)
-    if key not in LOSSES:
-        raise ValueError(f"loss {name!r} is multiclass-only")
+    return "logistic" if key == "softmax" else key
+
+
+def get_loss(name, epsilon=0.1, huber_delta=1.0, quantile=0.5):
+    """Build the binary/regression loss object for ``name`` (softmax: the logistic loss, see
+    :func:`binary_form`)."""
+    key = binary_form(name)
     cls, _, param = LOSSES[key]
     if param is None:
         return cls()
@@ -365,10 +376,14 @@ cdef class TaskLoss:
 
     ``grad(f, y, C, g)`` writes dloss/df into g[0:C] and returns the loss value; y is +-1, a
     class index, or a real target.  ``spec`` (a plain dict) rebuilds it: pickling and model files.
+    On a binary task ``name="softmax"`` builds the logistic loss on the one score f
+    (:func:`binary_form`) and ``spec["name"]`` is then ``"logistic"``.
     """
 
     def __init__(self, name, bint multiclass=False, epsilon=0.1, huber_delta=1.0, quantile=0.5):
-        self.spec = {"name": canonical_loss(name), "multiclass": bool(multiclass), "epsilon": float(epsilon),
+        # on a binary task the softmax loss is the logistic loss (binary_form); spec names the loss in force
+        self.spec = {"name": canonical_loss(name) if multiclass else binary_form(name),
+                     "multiclass": bool(multiclass), "epsilon": float(epsilon),
                      "huber_delta": float(huber_delta), "quantile": float(quantile)}
         self.multiclass = multiclass
         if multiclass:

@@ -540,7 +540,9 @@ class BOGD(_BOGD):
     loss : str
         hinge (default), logistic, squared-hinge; squared, absolute, epsilon-insensitive, huber,
         quantile (regression); multiclass (ext, vector alpha): hinge (Crammer–Singer), logistic,
-        softmax.
+        softmax.  Softmax on two classes is the logistic loss on the binary score f = s_1 - s_0
+        (:func:`onlinekern.losses.binary_form`): one score, the logistic step, and
+        ``predict_proba`` is [1 - sig(f), sig(f)].
     epsilon, huber_delta, quantile : float
         Loss parameters.
     preset : {'auto', 'paper'}
@@ -587,7 +589,9 @@ class BOGDPlusPlus(_BOGD):
     loss : str
         hinge (default), logistic, squared-hinge; squared, absolute, epsilon-insensitive, huber,
         quantile (regression); multiclass (ext, vector alpha): hinge (Crammer–Singer), logistic,
-        softmax.
+        softmax.  Softmax on two classes is the logistic loss on the binary score f = s_1 - s_0
+        (:func:`onlinekern.losses.binary_form`): one score, the logistic step, and
+        ``predict_proba`` is [1 - sig(f), sig(f)].
     epsilon, huber_delta, quantile : float
         Loss parameters.
     preset : {'auto', 'paper'}

@@ -1115,6 +1115,9 @@ class DSG(OnlineLearner):
     loss : str
         Any loss of §2: logistic (default), hinge, squared-hinge; squared, absolute,
         epsilon-insensitive, huber, quantile (regression); multiclass softmax (logistic), hinge.
+        Softmax on two classes is the logistic loss on the binary score f = s_1 - s_0
+        (:func:`onlinekern.losses.binary_form`): one score, the logistic step, and
+        ``predict_proba`` is [1 - sig(f), sig(f)].
     epsilon, huber_delta, quantile : float
         Loss parameters.
     novelty : bool

@@ -100,6 +100,9 @@ class FOGD(FeatureLearner):
         L2 regularisation (0).
     loss : str
         Any loss of onlinekern.losses (hinge default); multiclass: hinge, logistic, softmax.
+        Softmax on two classes is the logistic loss on the binary score f = s_1 - s_0
+        (:func:`onlinekern.losses.binary_form`): one score, the logistic step, and
+        ``predict_proba`` is [1 - sig(f), sig(f)].
     epsilon, huber_delta, quantile : float
         Loss parameters.
     average : bool

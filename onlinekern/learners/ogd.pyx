@@ -91,6 +91,9 @@ class KernelOGD(KernelLearner):
     loss : str
         hinge (default), logistic, squared-hinge; squared, absolute, epsilon-insensitive, huber,
         quantile (regression); multiclass: hinge (Crammer–Singer), logistic, softmax.
+        Softmax on two classes is the logistic loss on the binary score f = s_1 - s_0
+        (:func:`onlinekern.losses.binary_form`): one score, the logistic step, and
+        ``predict_proba`` is [1 - sig(f), sig(f)].
     epsilon, huber_delta, quantile : float
         Parameters of the epsilon-insensitive, Huber and quantile losses.
     budget : int, 'auto' or None

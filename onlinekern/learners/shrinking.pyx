@@ -14,7 +14,8 @@ after insertion except through a global scale, which leaves the distribution unc
 draw and an append are O(log t).  Random numbers come from the counter-based generator
 include/ok_rng.h, not from numpy's PCG64 (see ``ShrinkingGradient`` for the element layout).
 """
-from libc.math cimport fabs, sqrt
+from libc.math cimport fabs, sqrt, pow
+from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport realloc, free
 from cython.parallel cimport prange, threadid
@@ -26,7 +27,7 @@ from onlinekern._core.vmath cimport ok_dot, ok_vcossin
 
 import numpy as np
 
-from onlinekern.base import (PARAM_CHECKS, KernelLearner,
+from onlinekern.base import (PARAM_CHECKS, KernelLearner, is_auto,
                              check_positive as _positive, check_positive_int as _positive_int)
 from onlinekern.seeding import ESTIMATOR as _ESTIMATOR_STREAM
 
@@ -36,8 +37,16 @@ cdef double RENORM = 1e-100              # §1.1: renormalise the scale below th
 cdef double SQRT2 = 1.4142135623730951
 cdef double TWO_PI = 6.283185307179586
 cdef Py_ssize_t PAR_WORK = 16384         # the SupportSet's measured threshold for prange
+cdef double CV_RATE = 0.01               # the control value's running-mean rate (reduce_variance)
 
 assert _ESTIMATOR_STREAM == ESTIMATOR
+
+#: First horizon of the product preset's doubling schedule when T is unknown (ShrinkingGradient.eta_).
+ANYTIME_T0 = 1
+#: The product preset's step with exact predictions (ShrinkingGradient.eta_).
+PRODUCT_ETA = 0.3
+#: The product preset's budget (``budget="auto"``): at most this many SVs, the oldest replaced.
+PRODUCT_BUDGET = 8000
 
 # ---- random features psi(x; w) ---------------------------------------------------------------
 # One enum value per feature.  A sample draws w from elements first, first + 1, ... of the counter
@@ -99,6 +108,28 @@ cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t fir
     return (sqrtd * xi[c]) * (sqrtd * query_coord(x, idx, nnz, d, c))
 
 
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """splitmix64's finaliser."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t row_key(const double* x, const int* idx, int nnz, int d) noexcept nogil:
+    """A 63-bit key that is a function of the row's nonzero (index, value) pairs only (the same
+    for its dense and sparse forms): the stream key of a row's estimate after training under
+    ``row_keys``."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL, v
+    cdef int k, j
+    for k in range(nnz):
+        if x[k] == 0.0:
+            continue
+        j = k if nnz == d else idx[k]
+        memcpy(&v, &x[k], 8)
+        h = mix64(h ^ mix64(v + 0x632BE59BD9B4E019ULL * <uint64_t>(j + 1)))
+    return h >> 1
+
+
 cdef inline Py_ssize_t lowbit(Py_ssize_t j) noexcept nogil:
     return j & (-j)
 
@@ -113,6 +144,11 @@ cdef class ShrinkingCore(KernelCore):
     cdef readonly int feature
     cdef readonly uint64_t seed
     cdef readonly long long n_pred       # EST calls after training so far (keys 2^63 + j)
+    cdef public bint row_keys            # after training: key 2^63 + hash(row), not 2^63 + j
+    cdef public bint reduce_variance     # paired Fourier feature and control value (product)
+    cdef public double eta_coef, eta_power   # anytime step: eta = eta_coef / t_epoch^eta_power
+    cdef public long long t_epoch        # > 0: the doubling schedule's current horizon
+    cdef public Py_ssize_t budget        # > 0: at most this many SVs, a new one replaces the oldest
     cdef double sqrt2g, sqrtd
     cdef Py_ssize_t stride
     cdef object buf_                     # keeps scale / total / ebuf / a alive
@@ -120,6 +156,10 @@ cdef class ShrinkingCore(KernelCore):
     cdef double* total                   # C: ||coef_c||_1 of the last estimate
     cdef double* ebuf                    # C * max(m, m_pred): the samples E^(k), summed in order
     cdef double* a                       # C: new scaled coefficients
+    cdef double* ssum                    # C: sum_i coef_ic (signed; alpha sums to scale * ssum)
+    cdef double* cv                      # C: control value (running mean of the products)
+    cdef double* sgnsum                  # C: sum of the last estimate's signs
+    cdef double* ksum                    # C: sum of the last estimate's unsigned products
     cdef int n_scr                       # threads an estimate may use
     cdef double* tree                    # fcap * C Fenwick nodes (1-based node j at (j-1)*C)
     cdef Py_ssize_t fcap
@@ -155,9 +195,13 @@ cdef class ShrinkingCore(KernelCore):
         self.sqrtd = sqrt(<double>self.n_features)
         self.stride = feature_stride(feature, self.n_features)
         cdef int C = self.n_outputs
-        self.buf_ = np.zeros(3 * C + C * max(n_samples, self.predict_samples))
+        self.buf_ = np.zeros(7 * C + C * max(n_samples, self.predict_samples))
         cdef double[::1] v = self.buf_
-        self.scale, self.total, self.a, self.ebuf = &v[0], &v[C], &v[2 * C], &v[3 * C]
+        self.scale, self.total, self.a, self.ebuf = &v[0], &v[C], &v[2 * C], &v[7 * C]
+        self.ssum, self.cv, self.sgnsum, self.ksum = &v[3 * C], &v[4 * C], &v[5 * C], &v[6 * C]
+        self.row_keys = self.reduce_variance = False
+        self.t_epoch = 0
+        self.budget = 0
         for c in range(C):
             self.scale[c] = 1.0
         self._alloc_scratch()
@@ -194,6 +238,13 @@ cdef class ShrinkingCore(KernelCore):
             s += self.tree[(j - 1) * C + c]
             j -= lowbit(j)
         self.tree[(n - 1) * C + c] = s
+
+    cdef void tree_add(self, Py_ssize_t n, int c, double delta) noexcept nogil:
+        """Weight of slot n (1-based) += delta: the nodes covering it, n, n + lowbit(n), ..."""
+        cdef int C = self.n_outputs
+        while n <= self.sv.n:
+            self.tree[(n - 1) * C + c] += delta
+            n += lowbit(n)
 
     cdef double tree_total(self, int c) noexcept nogil:
         cdef int C = self.n_outputs
@@ -245,8 +296,10 @@ cdef class ShrinkingCore(KernelCore):
 
     cdef void _rebuild_tree(self, int c) noexcept nogil:
         cdef Py_ssize_t i
+        self.ssum[c] = 0.0
         for i in range(self.sv.n):
             self.tree_set(i + 1, c, fabs(sv_alpha(self.sv, i, c)))
+            self.ssum[c] += sv_alpha(self.sv, i, c)
 
     cdef void shrink(self, int c, double f) noexcept nogil:
         """alpha_c <- f alpha_c in O(1); renormalising (O(n)) when the scale underflows (§1.1)."""
@@ -273,7 +326,8 @@ cdef class ShrinkingCore(KernelCore):
             arg[2 * s] = 0.0
             arg[2 * s + 1] = 0.0
             return
-        b = TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
+        # paired feature (reduce_variance): [cos, sin](w^T x), products cos(w^T (x_i - x)), no b
+        b = 0.0 if self.reduce_variance else TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
         arg[2 * s] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
         arg[2 * s + 1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
         sgn[s] = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
@@ -350,10 +404,22 @@ cdef class ShrinkingCore(KernelCore):
                 for s in range(n_work):
                     self.fourier_args(s, m, key1, x, idx, nnz, target, arg)
             ok_vcossin(arg, cs, sn, <int>(2 * n_work))
-            for s in range(n_work):
-                if self.total[s // m] > 0.0:
-                    # (sqrt2 cos(w^T x_i + b)) (sqrt2 cos(w^T x + b)), signed
-                    ebuf[s] = target[s] * ((SQRT2 * cs[2 * s]) * (SQRT2 * cs[2 * s + 1]))
+            if self.reduce_variance:
+                for c in range(C):
+                    self.sgnsum[c] = 0.0
+                    self.ksum[c] = 0.0
+                for s in range(n_work):
+                    if self.total[s // m] > 0.0:
+                        # cos(w^T x_i) cos(w^T x) + sin(w^T x_i) sin(w^T x) = cos(w^T (x_i - x))
+                        acc = cs[2 * s] * cs[2 * s + 1] + sn[2 * s] * sn[2 * s + 1]
+                        self.ksum[s // m] += acc
+                        self.sgnsum[s // m] += target[s]
+                        ebuf[s] = target[s] * acc
+            else:
+                for s in range(n_work):
+                    if self.total[s // m] > 0.0:
+                        # (sqrt2 cos(w^T x_i + b)) (sqrt2 cos(w^T x + b)), signed
+                        ebuf[s] = target[s] * ((SQRT2 * cs[2 * s]) * (SQRT2 * cs[2 * s + 1]))
         else:
             for s in range(n_work):
                 if self.total[s // m] > 0.0:
@@ -369,7 +435,13 @@ cdef class ShrinkingCore(KernelCore):
             acc = 0.0
             for k in range(m):
                 acc += ebuf[<Py_ssize_t>c * m + k]
-            out[c] = (self.scale[c] * self.total[c] / m) * acc
+            if self.reduce_variance and self.feature == FEATURE_FOURIER:
+                # control variate: sum_i alpha_i cv + ||alpha||_1 / m sum_k sign_k (k_k - cv), unbiased
+                # for any cv fixed before the draws (cv: the running mean of past products)
+                out[c] = self.scale[c] * (self.cv[c] * self.ssum[c]
+                                          + (self.total[c] / m) * (acc - self.cv[c] * self.sgnsum[c]))
+            else:
+                out[c] = (self.scale[c] * self.total[c] / m) * acc
         return 0
 
     cdef void exact_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
@@ -391,28 +463,41 @@ cdef class ShrinkingCore(KernelCore):
 
     # -- the learner interface -------------------------------------------------------------------
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        cdef uint64_t key
         self.xsq = row_sqnorm(x, nnz)
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
-            if self.estimate(x, idx, nnz, POST_KEY + <uint64_t>self.n_pred, self.predict_samples, self.ebuf,
-                             out) != 0:
+            if self.row_keys:
+                key = POST_KEY + row_key(x, idx, nnz, self.n_features)
+            else:
+                key = POST_KEY + <uint64_t>self.n_pred
+            if self.estimate(x, idx, nnz, key, self.predict_samples, self.ebuf, out) != 0:
                 return -1
             self.n_pred += 1
         return 0
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef int C = self.n_outputs, c
-        cdef double target, thr = 16.0 * self.norm_bound
+        cdef double target, old, thr = 16.0 * self.norm_bound
         cdef bint add = False
-        cdef Py_ssize_t n = self.sv.n
+        cdef Py_ssize_t n = self.sv.n, i
         self.xsq = row_sqnorm(x, nnz)
+        # the doubling schedule (T unknown): horizon 2^k for steps 2^(k-1) < t <= 2^k, continued
+        if self.t_epoch > 0 and self.n_seen + 1 > self.t_epoch:
+            while self.n_seen + 1 > self.t_epoch:
+                self.t_epoch *= 2
+            self.eta = self.eta_coef / pow(<double>self.t_epoch, self.eta_power)
         # 1. E_t = EST(alpha, x_t, m) with stream key t (1-based step)
         if self.exact_predict:
             self.exact_scores(x, idx, nnz, out)
         else:
             if self.estimate(x, idx, nnz, <uint64_t>(self.n_seen + 1), self.n_samples, self.ebuf, out) != 0:
                 return -1
+            if self.reduce_variance and self.feature == FEATURE_FOURIER:
+                for c in range(C):
+                    if self.total[c] > 0.0:
+                        self.cv[c] += CV_RATE * (self.ksum[c] / self.n_samples - self.cv[c])
         # 2. per output: a descent step alpha_t = eta (y - E_t), or the shrink alpha <- alpha / 4.
         # Algorithm 1 prints alpha_t = -eta (y_t - E_t); the text (f_{t+1} = f_t - eta grad,
         # eqs. 9-12) and the proof of Lemma 5 use the descent sign taken here (§3.16, §6.9).
@@ -430,10 +515,20 @@ cdef class ShrinkingCore(KernelCore):
         # a zero coefficient changes nothing (and kernel OGD skips g = 0 the same way, §3.2)
         if not add:
             return 0
+        if self.budget > 0 and n >= self.budget:
+            # the budget (product preset): the new SV takes the oldest one's slot
+            i = self.sv.oldest()
+            for c in range(C):
+                old = sv_alpha(self.sv, i, c)
+                self.tree_add(i + 1, c, fabs(self.a[c]) - fabs(old))
+                self.ssum[c] += self.a[c] - old
+            self.sv.replace(i, x, idx, nnz, self.xsq, self.a)
+            return 0
         if self.tree_reserve(n + 1) != 0 or self.sv.append(x, idx, nnz, self.xsq, self.a) < 0:
             return -1
         for c in range(C):
             self.tree_set(n + 1, c, fabs(self.a[c]))
+            self.ssum[c] += self.a[c]
         return 0
 
     # -- Python access (tests, tools) ------------------------------------------------------------
@@ -510,6 +605,9 @@ cdef class ShrinkingCore(KernelCore):
         st.update(eta=self.eta, norm_bound=self.norm_bound, n_samples=self.n_samples,
                   predict_samples=self.predict_samples, exact_predict=int(self.exact_predict), feature=FEATURE_NAMES[self.feature],
                   seed=int(self.seed), n_pred=int(self.n_pred), scale=self.scales)
+        st.update(budget=int(self.budget), row_keys=int(self.row_keys), reduce_variance=int(self.reduce_variance),
+                  eta_coef=float(self.eta_coef), eta_power=float(self.eta_power), t_epoch=int(self.t_epoch),
+                  control=np.array([self.cv[c] for c in range(self.n_outputs)]))
         return st
 
     def set_state(self, st):
@@ -532,6 +630,18 @@ cdef class ShrinkingCore(KernelCore):
         for c in range(self.n_outputs):
             self.scale[c] = scale[c]
         self._rebuild_trees()
+        # files written before the product's estimator options: the paper's behaviour
+        self.row_keys, self.reduce_variance = bool(st.get("row_keys", 0)), bool(st.get("reduce_variance", 0))
+        self.eta_coef, self.eta_power = float(st.get("eta_coef", 0.0)), float(st.get("eta_power", 0.0))
+        self.t_epoch = int(st.get("t_epoch", 0))
+        self.budget = int(st.get("budget", 0))
+        if self.budget < 0 or (self.budget > 0 and self.sv.n > self.budget):
+            raise ValueError("budget must be >= 0 and hold every stored SV")
+        control = np.asarray(st.get("control", np.zeros(self.n_outputs)), dtype=np.float64)
+        if control.shape != (self.n_outputs,) or not np.all(np.isfinite(control)) or self.t_epoch < 0:
+            raise ValueError("control must hold one finite number per output; t_epoch must be >= 0")
+        for c in range(self.n_outputs):
+            self.cv[c] = control[c]
 
 
 class ShrinkingGradient(KernelLearner):
@@ -580,15 +690,44 @@ class ShrinkingGradient(KernelLearner):
         set by the accuracy wanted: the estimate's variance falls as 1/m, while training keeps
         the m its regret bound and its budget assume (ext, not in §3.16).
     eta : float or None
-        Step size; None: a rule on the stream length T (``eta_``): B_n / sqrt(T) (Theorem 1) with
-        the paper preset or ``exact_predict``, sqrt(n_samples / 2) / T (the sampled prediction's
-        noise stays below the standardised targets' spread) with the product preset.
+        Step size; None: a rule (``eta_``): B_n / sqrt(T) (Theorem 1, T the stream length) with
+        the paper preset or an explicit ``exact_predict=True``; with the product preset 0.3
+        (``PRODUCT_ETA``, no T needed) for its exact predictions, and sqrt(n_samples / 2) / T for
+        the sampled prediction (``exact_predict=False``: its noise stays below the standardised
+        targets' spread), on a doubling schedule T = 2^k >= t when T is unknown.  Measured with
+        the product's exact predictions and budget, first 20,000 rows of permutation 0 (error
+        over the majority's / RMSE over the mean's; eta 0.1 / 0.3 / 0.6): ijcnn1 0.935 / 0.911 /
+        0.942, a9a 0.733 / 0.746 / 0.756, cod-rna.tr 0.353 / 0.342 / 0.368, casp 0.878 / 0.878
+        / 0.899.
     horizon : int or None
         Stream length T for the default step (None: the rows given to ``fit`` or
-        ``run_online``; ``partial_fit`` on a fresh model then needs eta or horizon).
-    exact_predict : bool
-        Use the exact sum_i alpha_i k(x_i, x) instead of EST, in training and prediction (off).
+        ``run_online``; ``partial_fit`` on a fresh model then needs eta or horizon under the
+        paper preset, and follows the doubling schedule under the product preset).
+    exact_predict : bool or 'auto'
+        Use the exact sum_i alpha_i k(x_i, x) instead of EST, in training and prediction.
         With a threshold never reached this is kernel OGD with the squared loss (§5.7).
+        'auto' (default): True with the product preset, False (the paper's EST) with
+        ``preset="paper"``.  Why the product predicts exactly: EST's standard deviation grows
+        with ||alpha||_1 (up to sqrt(2 / m) ||alpha||_1; Theorem 1 needs m = O(B^4 T log T)
+        samples), so with m = 100 a step large enough to learn makes the estimate noise, and a
+        step small enough to keep it quiet does not learn: whole streams, permutation 0, the
+        sampled estimator with its best product settings (paired [cos, sin] features, a control
+        variate, sqrt(m / 2) / T) reached ijcnn1 9.58 % (majority 9.57), a9a 24.10 (24.08),
+        w8a 3.01 (2.97); exact predictions with the budget below 6.60, 17.15 and 2.28 %.
+        Under the product preset with ``exact_predict=False`` the estimator takes paired
+        features cos(w^T x_i) cos(w^T x) + sin(w^T x_i) sin(w^T x) = cos(w^T (x_i - x)) (no
+        phase b: E = k, |E| <= 1) and the control variate sum_i alpha_i c + ||alpha||_1 / m
+        sum_k sign_k (k_k - c), c a running mean of past products (unbiased for any c fixed
+        before the draws), and a row's estimate after training is keyed by the row (the same
+        number for the same row in any batch or order).
+    budget : int, None or 'auto'
+        At most this many SVs: a new SV takes the oldest one's slot (the sampler's weights
+        follow).  None: unbounded (the paper; the model grows with the stream).  'auto'
+        (default): 8,000 (``PRODUCT_BUDGET``) with the product preset, None with
+        ``preset="paper"``.  It bounds a step to O(budget d) with exact predictions: whole
+        streams, permutation 0, one core, budget 1,000 / 4,000 / 7,000 / 8,000 / 10,000:
+        ijcnn1 (141,691 rows) 9.38 / 7.47 / 6.74 / 6.60 / 6.32 % in 7 / 18 / 28 / 30 / 40 s;
+        w8a 2.85 / 2.54 / 2.32 / 2.28 / 2.22 % in 3 / 11 / 19 / 20 / 22 s.
     feature : {'fourier', 'coordinate'}
         The random feature psi: 'fourier' (Gaussian kernel, default) or 'coordinate' (linear kernel).
         'fourier' = sqrt(2) cos(w^T x + b), w ~ N(0, 2 gamma I), b ~ U[0, 2 pi), whose kernel is
@@ -621,8 +760,12 @@ class ShrinkingGradient(KernelLearner):
     summary = "Shrinking Gradient: squared-loss OGD on kernel values estimated from sampled random features"
     paper = "Livni, Carmon & Globerson, ICML 2017"
 
+    paper_defaults = {"gamma": None, "exact_predict": False, "budget": None}
+
     def __init__(self, norm_bound=1.0, n_samples=100, predict_samples=None, eta=None, horizon=None,
-                 exact_predict=False, feature="fourier", gamma="auto", task="regression", preset="auto", seed=0, n_threads=None):
+                 exact_predict="auto", budget="auto", feature="fourier", gamma="auto", task="regression",
+                 preset="auto", seed=0, n_threads=None):
+        self.budget = budget
         self.norm_bound = norm_bound
         self.n_samples = n_samples
         self.predict_samples = predict_samples
@@ -639,8 +782,9 @@ class ShrinkingGradient(KernelLearner):
     def _validate_params(self):
         for name, value in self.get_params().items():
             check = PARAM_CHECKS.get(name)
-            # eta and horizon may be None (their defaults); the rule below needs one of them
-            if check is not None and not (name in ("eta", "horizon") and value is None):
+            # eta, horizon and budget may be None (their defaults / the paper's); 'auto' is resolved later
+            if check is not None and not (name in ("eta", "horizon", "budget") and value is None) \
+                    and not (name in self.paper_defaults and is_auto(value)):
                 check(name, value)
         _positive("norm_bound", self.norm_bound)
         _positive_int("n_samples", self.n_samples)
@@ -648,19 +792,47 @@ class ShrinkingGradient(KernelLearner):
             _positive_int("predict_samples", self.predict_samples)
         if self.horizon is not None:
             _positive_int("horizon", self.horizon)
-        if not isinstance(self.exact_predict, (bool, np.bool_)):
-            raise ValueError(f"exact_predict must be True or False, got {self.exact_predict!r}")
+        if not isinstance(self.exact_predict, (bool, np.bool_)) and not is_auto(self.exact_predict):
+            raise ValueError(f"exact_predict must be True, False or 'auto', got {self.exact_predict!r}")
+        if self.budget is not None and not is_auto(self.budget):
+            _positive_int("budget", self.budget)
         if self.feature not in FEATURES:
             raise ValueError(f"feature must be one of {', '.join(FEATURES)}, got {self.feature!r}")
         if not 0 <= int(self.seed) < 2 ** 64:
             raise ValueError(f"seed must lie in [0, 2^64), got {self.seed!r}")
 
+    def _exact(self):
+        """Whether predictions are exact: ``exact_predict``, 'auto' = the product preset's True."""
+        v = self.param_value("exact_predict")
+        return self.preset_ == "auto" if is_auto(v) else bool(v)
+
+    def _step_rule(self):
+        """(coefficient, power): the default step is coefficient / T^power (see ``eta_``)."""
+        if self.preset_ == "auto":
+            if self._exact():
+                return PRODUCT_ETA, 0.0
+            return float(np.sqrt(int(self.n_samples) / 2.0)), 1.0
+        return float(self.norm_bound), 0.5
+
+    def auto_value(self, name, X, task, n_outputs, n_stream):
+        """Product defaults: exact predictions, a budget of AUTO_BUDGET SVs (see the parameters)."""
+        if name == "exact_predict":
+            return True
+        if name == "budget":
+            return PRODUCT_BUDGET
+        return KernelLearner.auto_value(self, name, X, task, n_outputs, n_stream)
+
     @property
     def eta_(self):
-        """The step size in use: eta; else, with T = horizon or the length of the stream given to
+        """The step size in use: eta; else PRODUCT_ETA (0.3) under the product preset with exact
+        predictions (its default); else, with T = horizon or the length of the stream given to
         ``fit`` / ``run_online``, the paper's norm_bound / sqrt(T) (Theorem 1) under
-        ``preset="paper"`` or ``exact_predict``, and sqrt(n_samples / 2) / T under the product
-        preset.
+        ``preset="paper"`` or an explicit ``exact_predict=True``, and sqrt(n_samples / 2) / T for
+        the product preset's sampled prediction.  When T is unknown (``partial_fit`` on a fresh model, unscanned streams) the
+        product preset follows the doubling schedule: step t uses the rule with T = 2^k, the
+        smallest power of two >= t, continuing the model from one epoch to the next
+        (``preset="paper"`` needs eta or horizon, as Theorem 1 does); this property then gives
+        the step of the current epoch.
 
         The product rule keeps the sampled prediction's noise below the targets' spread (they
         are standardised online, so about 1): EST averages m terms bounded by 2 ||alpha||_1
@@ -674,22 +846,39 @@ class ShrinkingGradient(KernelLearner):
         """
         if self.eta is not None:
             return float(self.eta)
+        core = self.__dict__.get("core_")
+        if core is not None and core.t_epoch > 0:
+            return float(core.eta)
         T = self.__dict__.get("horizon_", self.horizon)
+        coef, power = self._step_rule()
+        if power == 0.0:
+            return coef
         if T is None:
-            raise ValueError("ShrinkingGradient needs eta, or horizon (the stream length T) for the "
-                             "default step (norm_bound / sqrt(T), Theorem 1; sqrt(n_samples / 2) / T "
-                             "under the product preset); fit and run_online know T, partial_fit "
-                             "and unscanned streams do not")
-        if self.preset_ == "auto" and not self.exact_predict:
-            return float(np.sqrt(int(self.n_samples) / 2.0)) / float(T)
-        return float(self.norm_bound) / float(np.sqrt(T))
+            if self.preset_ == "auto":
+                coef, power = self._step_rule()
+                return coef / float(ANYTIME_T0) ** power
+            raise ValueError("ShrinkingGradient with preset='paper' needs eta, or horizon (the stream "
+                             "length T) for the paper's step norm_bound / sqrt(T) (Theorem 1); fit and "
+                             "run_online know T, partial_fit and unscanned streams do not (the product "
+                             "preset then follows a doubling schedule)")
+        coef, power = self._step_rule()
+        return coef / float(T) ** power
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = ShrinkingCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, -1, self._n_threads())
         core._setup_shrinking(self.eta_, float(self.norm_bound), int(self.n_samples),
-                              bool(self.exact_predict), FEATURES[self.feature], int(self.seed),
+                              self._exact(), FEATURES[self.feature], int(self.seed),
                               int(self.predict_samples or 0))
+        budget = self.param_value("budget")
+        core.budget = 0 if budget is None else int(budget)
+        if self.preset_ == "auto":
+            core.row_keys = True
+            core.reduce_variance = not self._exact()
+            coef, power = self._step_rule()
+            if self.eta is None and power > 0 and self.__dict__.get("horizon_", self.horizon) is None:
+                core.eta_coef, core.eta_power = coef, power
+                core.t_epoch = ANYTIME_T0
         return core
 
     @property
