@@ -168,11 +168,7 @@ RATIO = {"binary": 0.8, "multiclass": 0.8, "regression": 0.9}
 # Cells where the defaults do not (yet) beat the trivial predictor by the margin, with the
 # measured ratio default / trivial.  The test fails when one of them starts to learn, so the
 # list stays true (BENCHMARKS.md "Defaults" has the full table).
-SHORTFALLS = {
-    ("sg", "letter.scale"): 0.989,
-    ("sg", "abalone"): 0.938,
-    ("sg", "cadata"): 1.006,
-}
+SHORTFALLS = {}
 
 
 def _cells():

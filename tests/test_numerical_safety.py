@@ -166,20 +166,21 @@ def test_regression_overflow_of_the_squared_error_is_divergence():
 
 def test_fit_knows_the_stream_length():
     """T is known to fit and run_online: DualSGD's lambda = 2/T (§3.11) and Shrinking
-    Gradient's eta (B/sqrt(T) under the paper preset, sqrt(m/2)/T by default) follow from it;
-    partial_fit on a fresh model does not know T."""
+    Gradient's eta (B/sqrt(T) under the paper preset, sqrt(m/2)/T for the product's sampled
+    estimator; its default exact predictions take a constant step) follow from it; partial_fit on
+    a fresh model does not know T (the paper's step then needs it)."""
     X = BASE
     y = _targets("binary", X)
     d = ok.make_learner("dualsgd", n_threads=1).fit(X, y)
     assert d.horizon_ == N and d.core_.lam == 2.0 / N
     assert ok.make_learner("dualsgd", n_threads=1, horizon=1000).fit(X, y).core_.lam == 2.0 / 1000
     assert ok.make_learner("dualsgd", n_threads=1).partial_fit(X, y, classes=[-1, 1]).core_.lam == 1e-4
-    s = ok.make_learner("sg", n_threads=1).fit(X, y)
+    s = ok.make_learner("sg", n_threads=1, exact_predict=False).fit(X, y)
     assert s.horizon_ == N and s.eta_ == np.sqrt(s.n_samples / 2.0) / N
     p = ok.make_learner("sg", n_threads=1, preset="paper").fit(X, y)
     assert p.horizon_ == N and p.eta_ == 1.0 / np.sqrt(N)
     with pytest.raises(ValueError, match="needs eta, or horizon"):
-        ok.make_learner("sg", n_threads=1).partial_fit(X, y, classes=[-1, 1])
+        ok.make_learner("sg", n_threads=1, preset="paper").partial_fit(X, y, classes=[-1, 1])
     # saved and loaded with the model
     import tempfile
     import os
