@@ -610,12 +610,15 @@ def test_bad_parameters():
     X, y = make_data("binary", T=20, seed=15)
     bad = [ok.RBP(budget=None), ok.RBP(budget=0), ok.Forgetron(budget=2.5), ok.BPAs(budget=-1),
            ok.BPAs(c=0.0), ok.BPAs(c=-1), ok.BPAs(c=np.inf), ok.Projectron(proj_eta=-0.1),
-           ok.Projectron(budget=0), ok.ProjectronPP(margin_rule="U"),
+           ok.Projectron(budget=0), ok.ProjectronPP(margin_rule="U", budget=None),
+           ok.ProjectronPP(margin_rule="U", preset="paper"),
            ok.ProjectronPP(margin_rule="x", budget=10), ok.RBP(eta=0.0), ok.Forgetron(epsilon=-1)]
     for learner in bad:
         with pytest.raises(ValueError):
             learner.fit(X, y)
-    assert ok.Projectron(budget=None).fit(X, y).model_size_ > 0     # no budget: the default
+    assert ok.Projectron(budget=None).fit(X, y).model_size_ > 0     # no budget (the papers' default)
+    # the product default's budget gives rule 'U' its B
+    assert ok.ProjectronPP(margin_rule="U").fit(X, y).budget_ >= 200
     # the regression targets are accepted only by the learners whose §4.1 row has regression
     Xr, yr = make_data("regression", T=20, seed=15)
     for cls in (ok.RBP, ok.Forgetron, ok.Projectron):
@@ -635,7 +638,8 @@ def test_registry_names_and_defaults():
     assert ok.RBP.paper_defaults["budget"] == ok.Forgetron.paper_defaults["budget"] == ok.BPAs.paper_defaults["budget"] == 100
     for cls in (ok.Perceptron, ok.RBP, ok.Forgetron, ok.Projectron, ok.ProjectronPP, ok.BPAs):
         assert cls().average == "auto" and cls.paper_defaults["average"] is False
-    assert ok.Projectron().budget is None and ok.Projectron().proj_eta == 0.1
+    assert ok.Projectron().budget == ok.ProjectronPP().budget == "auto" and ok.Projectron().proj_eta == 0.1
+    assert ok.Projectron.paper_defaults["budget"] is None and ok.ProjectronPP.paper_defaults["budget"] is None
     assert ok.ProjectronPP().margin_rule == "eta" and ok.BPAs().c == 1.0
     assert ok.RBP().eta == ok.RBP().epsilon == ok.Forgetron().eta == ok.Projectron().eta == 0.1
 
