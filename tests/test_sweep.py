@@ -608,7 +608,7 @@ def test_experiment_tuning_narrow_and_default_grid_values(tmp_path):
     (("[algorithms.ogd-hinge]", "[algorithms.no-such]"), "algorithms.no-such: unknown algorithm"),
     (('kind = "compare"', 'kind = "pie"'), "output[0].kind: expected one of"),
     (("[paper.sample]", "[paper.other]"), "paper.other: no data set"),
-    (("eta = [0.3, 1.0]", "eta = [0.3, 1.0]\nbudget = [10]"), 'grid.*.budget: no algorithm of the grid has'),
+    (("eta = [0.3, 1.0]", "eta = [0.3, 1.0]\nrank = [10]"), 'grid.*.rank: no algorithm of the grid has'),
     (("title =", "title = = "), "exp.toml: "),
 ])
 def test_experiment_file_errors_name_file_and_key(tmp_path, capsys, edit, message):
