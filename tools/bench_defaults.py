@@ -251,9 +251,14 @@ def report(args):
     for r in slowest:
         print(f"  {r['learner']} {r['data']} {r['features']} {r['seconds']:.1f} ({r.get('simd', '?')})")
     failed = [r for r in recs if not learns(r, best_tuned)]
-    print(f"\ncells that do not learn under the strict rule ({len(failed)}): learner data features default / trivial")
+    print(f"\ncells that do not learn under the strict rule ({len(failed)}): learner data features default / trivial"
+          " [the learner's own tuned error there, and whether it too misses the rule]")
     for r in failed:
-        print(f"  {r['learner']} {r['data']} {r['features']} {r['default']:.4g} / {r['trivial']:.4g}")
+        own = ""
+        if math.isfinite(r.get("tuned", math.inf)):
+            miss = r["tuned"] > RATIO[r["task"]] * r["trivial"]
+            own = f"  [tuned {r['tuned']:.4g}: {'misses too' if miss else 'learns'}]"
+        print(f"  {r['learner']} {r['data']} {r['features']} {r['default']:.4g} / {r['trivial']:.4g}{own}")
     if args.plot and any("tuned" in r for r in recs):
         import matplotlib
         matplotlib.use("Agg")
