@@ -716,7 +716,7 @@ class ShrinkingGradient(KernelLearner):
         w8a 3.01 (2.97); exact predictions with the budget below 6.60, 17.15 and 2.28 %.
         Under the product preset with ``exact_predict=False`` the estimator takes paired
         features cos(w^T x_i) cos(w^T x) + sin(w^T x_i) sin(w^T x) = cos(w^T (x_i - x)) (no
-        phase b: E = k, |E| <= 1) and the control variate sum_i alpha_i c + ||alpha||_1 / m
+        phase b: E = k, abs(E) <= 1) and the control variate sum_i alpha_i c + ||alpha||_1 / m
         sum_k sign_k (k_k - c), c a running mean of past products (unbiased for any c fixed
         before the draws), and a row's estimate after training is keyed by the row (the same
         number for the same row in any batch or order).
