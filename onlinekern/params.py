@@ -13,7 +13,7 @@ from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
 
 __all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PASS_WORK", "PRESETS", "check_nonnegative", "check_positive",
-           "check_positive_int", "is_auto", "row_cost", "stream_bound", "sv_cost"]
+           "check_positive_int", "is_auto", "row_cost", "stream_bound", "stream_budget", "sv_cost"]
 
 #: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP, Forgetron, BPAs): at
 #: the papers' 50-100 support vectors a budget is full after a few hundred examples and the budget maintenance
@@ -168,3 +168,33 @@ def stream_bound(n_stream, unit_cost, low, high, unknown, work=None):
     work = PASS_WORK if work is None else work
     m = int(work // (max(1, int(n_stream)) * max(float(unit_cost), 1.0)))
     return int(min(max(m, low), high))
+
+
+#: Bounds of :func:`stream_budget`: at least this many support vectors whatever the stream's length.
+STREAM_BUDGET_MIN = 2000
+#: ... and at most this many (the memory of the store, d doubles twice per SV).
+STREAM_BUDGET_MAX = 1 << 16
+
+
+def stream_budget(X, n_outputs, n_stream):
+    """The product default of ``budget`` of the learners whose support set grows with the stream
+    (Perceptron, kernel OGD): :func:`stream_bound` at the cost of one support
+    vector (:func:`sv_cost`), within [:data:`STREAM_BUDGET_MIN`,
+    :data:`STREAM_BUDGET_MAX`]; :data:`AUTO_BUDGET` x 4 when the stream's
+    length is unknown (``partial_fit``).
+
+    Once the support set is full a pass costs ~T B c (T examples, c the cost of one SV), so
+    B = PASS_WORK / (T c) keeps the pass within :data:`PASS_WORK`; a short
+    stream (the 5,000-row benchmark) gets a budget its model never reaches.
+
+    Parameters
+    ----------
+    X : array or sparse matrix, the first rows.
+    n_outputs : int
+    n_stream : int or None, the stream's length T.
+
+    Returns
+    -------
+    int
+    """
+    return stream_bound(n_stream, sv_cost(X, n_outputs), STREAM_BUDGET_MIN, STREAM_BUDGET_MAX, 4 * AUTO_BUDGET)

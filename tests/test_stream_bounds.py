@@ -7,7 +7,7 @@ import pytest
 
 import onlinekern as ok
 from onlinekern import params
-from onlinekern.learners import dsg, perceptron, projectron
+from onlinekern.learners import dsg, projectron
 
 from streams import make_data
 
@@ -31,7 +31,7 @@ def majority_rate(y):
 def small_work(monkeypatch):
     """A pass work so small that every stream-length bound sits at its (lowered) minimum."""
     monkeypatch.setattr(params, "PASS_WORK", 1.0)
-    monkeypatch.setattr(perceptron, "STREAM_BUDGET_MIN", 40)
+    monkeypatch.setattr(params, "STREAM_BUDGET_MIN", 40)
     monkeypatch.setattr(projectron, "BUDGET_MIN", 30)
     monkeypatch.setattr(dsg, "BLOCKS_MIN", 12)
 
@@ -44,8 +44,8 @@ def test_stream_bound_follows_the_length():
     assert params.stream_bound(10, 10.0, 5, 100, 0, work=1e6) == 100          # short stream: the cap
     assert params.stream_bound(10 ** 6, 10.0, 5, 100, 0, work=1e6) == 5       # long stream: the floor
     X = np.ones((3, 8))
-    assert perceptron.stream_budget(X, 1, 10 ** 5) > perceptron.stream_budget(X, 1, 10 ** 6)
-    assert perceptron.stream_budget(X, 1, None) == 4 * params.AUTO_BUDGET
+    assert params.stream_budget(X, 1, 10 ** 5) > params.stream_budget(X, 1, 10 ** 6)
+    assert params.stream_budget(X, 1, None) == 4 * params.AUTO_BUDGET
     assert projectron.projectron_budget(X, 1, 10 ** 5, 0.3) > projectron.projectron_budget(X, 1, 10 ** 5, 0.6)
 
 

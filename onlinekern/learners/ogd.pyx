@@ -16,7 +16,7 @@ from onlinekern._core.losses cimport TaskLoss
 
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner
-from onlinekern.learners.perceptron import stream_budget
+from onlinekern.params import stream_budget
 from onlinekern.losses import smooth_step
 
 ALL_LOSSES = ("hinge", "logistic", "squared-hinge", "squared", "absolute", "epsilon-insensitive", "huber", "quantile", "softmax")
@@ -102,7 +102,7 @@ class KernelOGD(KernelLearner):
         decayed the most); with ``lam`` = 0 nothing decays and the new one is not added (the
         expansion stays as it is; at 4,000 SVs this beat dropping the oldest on ijcnn1 and casp,
         5.59 against 6.52 % and RMSE 4.76 against 5.00, and lost on a9a, 17.51 against 17.16 %).
-        'auto' (default): :func:`onlinekern.learners.perceptron.stream_budget`, the largest set
+        'auto' (default): :func:`onlinekern.params.stream_budget`, the largest set
         whose kernel rows keep a pass over the stream within a fixed work (5,289 SVs on ijcnn1's
         141,691 rows, 20,006 on a9a's 32,561; 4,000 when the stream's length is unknown); None
         or the 'paper' preset: unbounded.
@@ -124,7 +124,7 @@ class KernelOGD(KernelLearner):
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """eta: the papers' 0.2, times 1/L for a smooth loss (:func:`onlinekern.losses.smooth_step`);
-        budget: :func:`onlinekern.learners.perceptron.stream_budget`."""
+        budget: :func:`onlinekern.params.stream_budget`."""
         if name == "eta":
             return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         if name == "budget":

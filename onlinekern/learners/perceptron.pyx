@@ -19,7 +19,7 @@ from onlinekern._core.support cimport KernelCore
 from onlinekern._core.losses cimport runner_up
 
 from onlinekern.base import KernelLearner
-from onlinekern.params import AUTO_BUDGET, stream_bound, sv_cost
+from onlinekern.params import stream_budget
 
 
 def averaged_default(task):
@@ -33,36 +33,6 @@ def averaged_default(task):
     same updates (BENCHMARKS.md "Defaults").
     """
     return task != "regression"
-
-
-#: Bounds of :func:`stream_budget`: at least this many support vectors whatever the stream's length.
-STREAM_BUDGET_MIN = 2000
-#: ... and at most this many (the memory of the store, d doubles twice per SV).
-STREAM_BUDGET_MAX = 1 << 16
-
-
-def stream_budget(X, n_outputs, n_stream):
-    """The product default of ``budget`` of the learners whose support set grows with the stream
-    (Perceptron, kernel OGD): :func:`onlinekern.params.stream_bound` at the cost of one support
-    vector (:func:`onlinekern.params.sv_cost`), within [:data:`STREAM_BUDGET_MIN`,
-    :data:`STREAM_BUDGET_MAX`]; :data:`onlinekern.params.AUTO_BUDGET` x 4 when the stream's
-    length is unknown (``partial_fit``).
-
-    Once the support set is full a pass costs ~T B c (T examples, c the cost of one SV), so
-    B = PASS_WORK / (T c) keeps the pass within :data:`onlinekern.params.PASS_WORK`; a short
-    stream (the 5,000-row benchmark) gets a budget its model never reaches.
-
-    Parameters
-    ----------
-    X : array or sparse matrix, the first rows.
-    n_outputs : int
-    n_stream : int or None, the stream's length T.
-
-    Returns
-    -------
-    int
-    """
-    return stream_bound(n_stream, sv_cost(X, n_outputs), STREAM_BUDGET_MIN, STREAM_BUDGET_MAX, 4 * AUTO_BUDGET)
 
 
 class Averaged:
@@ -156,7 +126,7 @@ class Perceptron(Averaged, KernelLearner):
     budget : int, 'auto' or None
         Most support vectors kept; when the set is full, an update is skipped (the "Stoptron" of
         Orabona, Keshet & Caputo 2009): the hypothesis stays as it is, and so does the averaged
-        one's history (no SV is ever removed).  'auto' (default): :func:`stream_budget`, the
+        one's history (no SV is ever removed).  'auto' (default): :func:`onlinekern.params.stream_budget`, the
         largest set whose kernel rows keep a pass over the stream within a fixed work (5,289 SVs
         on ijcnn1's 141,691 rows, 20,006 on a9a's 32,561; 4,000 when the length of the stream is
         unknown); None or the 'paper' preset: unbounded.  Skipping beat removing the oldest SV
@@ -192,7 +162,7 @@ class Perceptron(Averaged, KernelLearner):
         self.n_threads = n_threads
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """budget: :func:`stream_budget`; average: :func:`averaged_default`."""
+        """budget: :func:`onlinekern.params.stream_budget`; average: :func:`averaged_default`."""
         if name == "budget":
             return stream_budget(X, n_outputs, n_stream)
         return super().auto_value(name, X, task, n_outputs, n_stream)
