@@ -1,0 +1,150 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""ColumnMap: column index -> compact slot, for state that must follow the columns seen.
+
+A LIBSVM file may number its columns up to millions (hashed text, URLs) while each row holds a few
+dozen nonzeros.  State kept per column (a dense support vector, a per-column bandwidth, a cached
+random-feature row) then lives in arrays indexed by *slot*: the columns in the order they were
+first added.  Lookups run without the GIL; growth is geometric and reports failure (-1), never
+crashes.  Slots are never reused or renumbered, so state indexed by slot stays valid.
+"""
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+cdef inline Py_ssize_t _bucket(int col, Py_ssize_t hcap) noexcept nogil:
+    # Fibonacci hashing of the 32-bit column; hcap is a power of two
+    return <Py_ssize_t>((<unsigned long long>(<unsigned int>col) * 11400714819323198485ULL) >> 40) & (hcap - 1)
+
+
+cdef class ColumnMap:
+    """Columns numbered in the order they are first added.
+
+    Parameters
+    ----------
+    columns : array of int, optional
+        Columns to add first, in order (a saved map's :meth:`columns`).
+    """
+
+    def __cinit__(self, columns=None):
+        self.hcap = 0
+        self.ccap = 0
+        self.n = 0
+        if self._grow() != 0:
+            raise MemoryError("cannot allocate a column map")
+        if columns is not None:
+            self.add_all(columns)
+
+    def __dealloc__(self):
+        free(self.keys); free(self.vals); free(self.cols)
+
+    cdef int _grow(self) noexcept nogil:
+        """Double the hash table (rehashing) and the slot array.  0, or -1 without memory."""
+        cdef Py_ssize_t ncap = 64 if self.hcap == 0 else 2 * self.hcap, i, b
+        cdef int* nk = <int*>malloc(ncap * sizeof(int))
+        cdef int* nv = <int*>malloc(ncap * sizeof(int))
+        cdef void* p
+        if nk == NULL or nv == NULL:
+            free(nk); free(nv)
+            return -1
+        p = realloc(self.cols, (ncap // 2) * sizeof(int))
+        if p == NULL:
+            free(nk); free(nv)
+            return -1
+        self.cols = <int*>p
+        self.ccap = ncap // 2
+        memset(nk, 0xff, ncap * sizeof(int))               # every key -1
+        for i in range(self.n):
+            b = _bucket(self.cols[i], ncap)
+            while nk[b] != -1:
+                b = (b + 1) & (ncap - 1)
+            nk[b] = self.cols[i]
+            nv[b] = <int>i
+        free(self.keys); free(self.vals)
+        self.keys = nk
+        self.vals = nv
+        self.hcap = ncap
+        return 0
+
+    cdef int get(self, int col) noexcept nogil:
+        """Slot of ``col``, or -1 if it was never added."""
+        cdef Py_ssize_t b = _bucket(col, self.hcap)
+        while self.keys[b] != -1:
+            if self.keys[b] == col:
+                return self.vals[b]
+            b = (b + 1) & (self.hcap - 1)
+        return -1
+
+    cdef int add(self, int col) noexcept nogil:
+        """Slot of ``col``, adding it (as slot n) if new; -1 without memory.  ``col`` >= 0."""
+        cdef Py_ssize_t b = _bucket(col, self.hcap)
+        while self.keys[b] != -1:
+            if self.keys[b] == col:
+                return self.vals[b]
+            b = (b + 1) & (self.hcap - 1)
+        if 2 * (self.n + 1) > self.hcap:                   # load <= 1/2
+            if self._grow() != 0:
+                return -1
+            return self.add(col)
+        self.keys[b] = col
+        self.vals[b] = <int>self.n
+        self.cols[self.n] = col
+        self.n += 1
+        return self.vals[b]
+
+    cdef void lookup(self, const int* idx, int nnz, int* out) noexcept nogil:
+        """out[k] = slot of idx[k], or -1 for a column never added."""
+        cdef int k
+        for k in range(nnz):
+            out[k] = self.get(idx[k])
+
+    cdef int insert(self, const int* idx, int nnz, int* out) noexcept nogil:
+        """out[k] = slot of idx[k], adding new columns in the order they occur.  0, or -1."""
+        cdef int k
+        for k in range(nnz):
+            out[k] = self.add(idx[k])
+            if out[k] < 0:
+                return -1
+        return 0
+
+    def __len__(self):
+        return self.n
+
+    def add_all(self, columns):
+        """Add ``columns`` in order (those present keep their slot); returns their slots."""
+        cols = np.ascontiguousarray(columns, dtype=np.int64)
+        if cols.size and (cols.min() < 0 or cols.max() > 2147483647):
+            raise ValueError("columns must lie in [0, 2**31 - 1]")
+        c32 = np.ascontiguousarray(cols, dtype=np.int32)
+        out = np.empty(c32.shape[0], dtype=np.int32)
+        cdef const int[::1] cv = c32
+        cdef int[::1] ov = out
+        if c32.shape[0] and self.insert(&cv[0], <int>c32.shape[0], &ov[0]) != 0:
+            raise MemoryError("cannot grow the column map")
+        return out
+
+    def slots(self, columns):
+        """Slots of ``columns`` (-1 where never added), as an int32 array."""
+        c32 = np.ascontiguousarray(columns, dtype=np.int32)
+        out = np.empty(c32.shape[0], dtype=np.int32)
+        cdef const int[::1] cv = c32
+        cdef int[::1] ov = out
+        if c32.shape[0]:
+            self.lookup(&cv[0], <int>c32.shape[0], &ov[0])
+        return out
+
+    def columns(self):
+        """The columns by slot (int32 array of length len(self)): slot i holds column columns()[i]."""
+        out = np.empty(self.n, dtype=np.int32)
+        cdef int[::1] ov = out
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            ov[i] = self.cols[i]
+        return out
+
+    def nbytes(self):
+        """Bytes allocated (hash table and slot array)."""
+        return self.hcap * 2 * sizeof(int) + self.ccap * sizeof(int)
+
+    def __reduce__(self):
+        return (ColumnMap, (self.columns(),))
