@@ -271,13 +271,15 @@ class ColumnPermutation:
         return self._walk(x, self._decrypt)
 
 
-def run_measured(cmd, timeout=None, env=None):
+def run_measured(cmd, timeout=None, env=None, limit_mb=None):
     """Run ``cmd`` (a list) in its own process: exit status, wall seconds, peak RSS, output.
 
     The peak resident set size is the child's own (``os.wait4``'s ``ru_maxrss``), so every run of
     a benchmark is measured apart from the benchmark process and from the other runs.  A run still
     going after ``timeout`` seconds is killed and reports ``status`` "timeout"; one killed by a
-    signal (e.g. the kernel's out-of-memory killer) reports a negative status.
+    signal (e.g. the kernel's out-of-memory killer) reports a negative status.  ``limit_mb`` caps
+    the child's address space (``RLIMIT_AS``), so a run that would allocate too much fails with
+    MemoryError instead of crowding the machine.
 
     Returns
     -------
@@ -286,7 +288,12 @@ def run_measured(cmd, timeout=None, env=None):
     """
     with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, env=env)
+        def cap():
+            import resource
+            lim = int(limit_mb) << 20
+            resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, env=env, preexec_fn=cap if limit_mb else None)
         status = "timeout"
         while True:
             pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
