@@ -13,7 +13,8 @@ allocates per column fails with MemoryError instead of crowding the machine):
    process that only loads the file is measured too) and whether the candidates are equal.
 2. **Every registered learner** (one name per family) through ``python -m onlinekern.train`` on
    the compact file and on the wide copy, with no options and with ``--preset paper -g 0.05``:
-   online mistake rate, learning seconds, peak RSS, model-file size (``--model``).  A run that
+   online mistake rate (RMSE for a regression-only learner: sg), learning seconds, peak RSS,
+   model-file size (``--model``).  A run that
    fails (MemoryError, out of memory, any exit status) is a cell with its status and last words.
 3. **The text-like stream** (``tools/make_text_stream.py``) through ``train --stream`` for
    fogd-hinge, rrf-hinge, bsgd-merge, nogd-hinge and bpas at 2^16, 2^20 and 2^24 columns (the same
@@ -63,8 +64,8 @@ def env():
 def cell(run):
     """A failed run's cell text: its status and the last line it wrote to stderr."""
     last = [l for l in (run.get("stderr") or "").strip().splitlines() if l.strip()]
-    why = last[-1][-120:] if last else ""
-    return f"failed ({run['status']}): {why}"
+    why = last[-1].split("error: ", 1)[-1] if last else ""
+    return f"failed ({run['status']}): {why[:90]}"
 
 
 def width_selection(files, limit_mb, timeout):
@@ -97,7 +98,8 @@ def train_run(name, path, config, workdir, limit_mb, timeout, stream=False, extr
     if run["status"] == 0 and js.exists():
         doc = json.loads(js.read_text())
         r = doc["runs"][0]
-        entry.update({"error": r.get("mistake_rate", r.get("rmse")), "seconds": r["seconds"],
+        entry.update({"error": r["rmse"] if doc["task"] == "regression" else r["mistake_rate"],
+                      "metric": "rmse" if doc["task"] == "regression" else "mistake %", "seconds": r["seconds"],
                       "model_size": r["model_size"], "model_bytes": model.stat().st_size if model.exists() else None,
                       "n_features": doc["n_features"]})
     else:
