@@ -332,6 +332,25 @@ def _upper_distances(sq, gram_rows, m):
     return out
 
 
+def _sparse_gram(Sc):
+    """``gram_rows(i0, i1)``: rows i0..i1-1 of Sc Sc^T for a CSR sample over its compact columns.
+
+    A sparse product costs the sum over columns of (rows holding the column)^2, so the columns
+    held by more than 1/8 of the rows (text's frequent words) go through a dense block and BLAS
+    instead: at most 8 nnz / m such columns, so the block is at most 8 doubles per nonzero.
+    """
+    m = Sc.shape[0]
+    held = np.bincount(Sc.indices, minlength=Sc.shape[1])
+    hot = held > m // 8
+    if not hot.any():
+        ScT = Sc.T.tocsr()
+        return lambda i0, i1: (Sc[i0:i1] @ ScT).toarray()
+    D = Sc[:, np.flatnonzero(hot)].toarray()
+    R = Sc[:, np.flatnonzero(~hot)].tocsr()
+    RT = R.T.tocsr()
+    return lambda i0, i1: (R[i0:i1] @ RT).toarray() + D[i0:i1] @ D.T
+
+
 def _median_of_sample(S, d, scale):
     """1 / (2 (scale * med)^2), med the median pairwise distance of the rows of S (1/d if 0)."""
     m = S.shape[0]
@@ -351,9 +370,8 @@ def _median_of_sample(S, d, scale):
         if m * cols.size <= DENSE_SAMPLE:
             S = Sc.toarray()                # few columns in the sample: the dense computation
     if sp.issparse(S):
-        ScT = Sc.T.tocsr()
         sq = np.asarray(Sc.multiply(Sc).sum(axis=1), dtype=np.float64).ravel()
-        d2 = _upper_distances(sq, lambda i0, i1: (Sc[i0:i1] @ ScT).toarray(), m)
+        d2 = _upper_distances(sq, _sparse_gram(Sc), m)
     else:
         sq = np.einsum("ij,ij->i", S, S)
         G = S @ S.T

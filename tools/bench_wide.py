@@ -196,7 +196,7 @@ def main(argv=None):
                 minority = 100.0 * min(n_pos, ns.text_rows - n_pos) / ns.text_rows
                 for name in TEXT_LEARNERS:
                     e = train_run(name, path, "default", work, ns.limit_mb, ns.timeout, stream=True,
-                                  extra=["--classes", "-1,1", "--n-features", str(width)])
+                                  extra=["--classes=-1,1", f"--n-features={width}"])
                     e.update({"minority": minority, "nnz_per_row": nnz / ns.text_rows})
                     res.setdefault(name, {})[width] = e
                     print(f"[text 2^{width.bit_length() - 1}] {name}: {e.get('error', e.get('failure'))}",
