@@ -303,3 +303,24 @@ def test_text_stream_is_reproducible_with_the_documented_rows(tmp_path):
     n16 = other[1 << 16][0]
     np.testing.assert_array_equal(other[1 << 16][1], y[:text_tool.CHUNK])
     assert np.all(n16 <= nnz[:text_tool.CHUNK]) and np.mean(n16 == nnz[:text_tool.CHUNK]) > 0.8
+
+
+def test_stream_on_a_2_24_column_text_file_and_predict(tmp_path):
+    """train --stream on a wide text-like file (width selection on the first chunk, the chosen
+    scale applied per chunk), its model file, and predict on the same file agree."""
+    data, model = tmp_path / "text.svm", tmp_path / "m.npz"
+    text_tool.TextStream(WIDE, 1).write(data, 600)
+    run = subprocess.run([sys.executable, "-m", "onlinekern.train", "-a", "dsg", str(data), "--stream",
+                          "--chunk-rows", "200", "--classes=-1,1", f"--n-features={WIDE}", "--model", str(model),
+                          "-q"], capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    learner = ok.load_model(model)
+    assert learner.n_features_in_ == WIDE
+    s = learner.__dict__.get("feature_scale_")
+    assert s is None or isinstance(s, ColumnScale)
+    X, y = ok.load_libsvm(data, n_features=WIDE)
+    expected = np.mean(learner.predict(X) == y)
+    pred = subprocess.run([sys.executable, "-m", "onlinekern.predict", str(model), str(data)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert pred.returncode == 0, pred.stderr
+    assert f"accuracy = {100 * expected:.2f}%" in pred.stdout
