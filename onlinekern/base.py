@@ -35,6 +35,11 @@ learner (the list, with measured figures, is enforced by tests/test_sklearn_comp
   check that fails with the defaults).
 * A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
   never occur); dense X must match exactly.
+
+Sparse input of any width (issue 26): validation, the width selection of ``gamma="auto"``
+(:mod:`onlinekern.kernels`), ``feature_scale_`` (a :class:`onlinekern.kernels.ColumnScale` on wide
+data) and :meth:`OnlineLearner.row_data` cost the nonzeros of X and never allocate an array of
+``n_features_in_``; what the compiled core keeps per column is the learner's own.
 """
 import contextlib
 import inspect
@@ -257,9 +262,12 @@ class OnlineLearner:
             else:
                 kernels = width_candidates(X, seed, scale)
         cores = []
+        scaled = {}              # X scaled once per distinct factor object (the candidates share one)
         for s, gamma in kernels:
+            if s is not None and id(s) not in scaled:
+                scaled[id(s)] = scale_features(X, s)
             core = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma,
-                                   X if s is None else scale_features(X, s))
+                                   X if s is None else scaled[id(s)])
             core.target_norm = task == "regression" and self.preset_ == "auto"
             cores.append((s, gamma, core))
         s, gamma, self.core_ = cores[0]

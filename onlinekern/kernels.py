@@ -5,6 +5,18 @@ multiples of the median-heuristic width, with and without each feature divided b
 (:func:`feature_scale`, :func:`scale_features`) -- online on the first examples
 (:mod:`onlinekern.selection`).  The papers' widths (1/d, or a number tuned on data min-max scaled
 to [0, 1]) stay reachable through ``preset="paper"`` or an explicit ``gamma``.
+
+Wide sparse data (issue 26) cost their nonzeros here, never their largest column index: a sample
+of sparse rows wider than :data:`DENSE_COLUMNS` (or whose dense form would exceed
+:data:`DENSE_SAMPLE` entries) is kept in CSR, its
+columns are renumbered to the columns it actually holds (the *compact* columns, in increasing
+order), the pairwise distances come from row norms and sparse dot products, and the per-feature
+factors are a :class:`ColumnScale` (the sample's columns and their factors, 1 elsewhere) instead
+of an array of ``n_features`` values.  Narrow data (dense arrays, or sparse samples small enough
+to densify) follow exactly the computation of before, so their numbers are unchanged to the bit;
+a sparse wide copy of them (the same columns scattered among more) gives the same numbers up to
+the order of the summations in the dot products (exactly the same numbers when those sums are
+exact, as for 0/1 features).
 """
 import hashlib
 import numbers
@@ -14,20 +26,152 @@ import scipy.sparse as sp
 
 from onlinekern.seeding import MEDIAN, rng
 
+__all__ = ["ColumnScale", "DENSE_COLUMNS", "DENSE_SAMPLE", "N_MEDIAN", "WIDTH_MULTIPLIERS", "feature_scale", "median_gamma",
+           "resolve_gamma", "scale_features", "width_candidates"]
+
 N_MEDIAN = 4000
+
+#: Largest dense form (rows x columns) of a sparse sample that is densified (32 MB of float64):
+#: above it the sample stays CSR and the heuristics work on its nonzeros.
+DENSE_SAMPLE = 1 << 22
+
+#: Widest sparse data whose sample is densified (with at most :data:`DENSE_SAMPLE` entries), as
+#: before issue 26, so that narrow LIBSVM files keep their numbers to the bit; wider data never
+#: allocate an array of their width here, not even for a one-row sample.
+DENSE_COLUMNS = 4096
+
+#: Rows of the pairwise-distance matrix computed at a time on a sparse sample.
+_BLOCK_ROWS = 256
+
+
+class ColumnScale:
+    """Per-feature factors of wide data: the listed columns' factors, 1 for every other column.
+
+    It plays the role of the ``(n_features,)`` array of :func:`feature_scale` on data too wide for
+    one (a 2^24-column LIBSVM file): its size is the number of columns listed, and
+    :func:`scale_features` applies it to the stored entries of a CSR matrix through their columns.
+
+    Parameters
+    ----------
+    columns : array-like of int
+        Strictly increasing column indices in [0, n_features).
+    factors : array-like of float
+        Positive finite factor of each listed column.
+    n_features : int
+        Width of the data the factors belong to.
+
+    Attributes
+    ----------
+    columns : ndarray (k,) of int64
+    factors : ndarray (k,) of float64
+    n_features : int
+    shape : tuple
+        ``(n_features,)``, the shape of the array it stands for.
+    """
+
+    def __init__(self, columns, factors, n_features):
+        cols = np.asarray(columns, dtype=np.int64).ravel()
+        fac = np.asarray(factors, dtype=np.float64).ravel()
+        n = _as_int(n_features, "n_features")
+        if n < 1:
+            raise ValueError(f"n_features must be >= 1, got {n}")
+        if cols.shape != fac.shape:
+            raise ValueError(f"columns and factors differ in length ({cols.size} and {fac.size})")
+        if cols.size and (cols[0] < 0 or cols[-1] >= n or np.any(np.diff(cols) <= 0)):
+            raise ValueError(f"columns must be strictly increasing in [0, {n})")
+        if not np.all(np.isfinite(fac) & (fac > 0)):
+            raise ValueError("factors must be positive finite numbers")
+        self.columns, self.factors, self.n_features = cols, fac, n
+
+    @property
+    def shape(self):
+        """``(n_features,)``."""
+        return (self.n_features,)
+
+    def factors_of(self, columns):
+        """The factor of each column of ``columns`` (1 for a column not listed).
+
+        Parameters
+        ----------
+        columns : ndarray of int
+
+        Returns
+        -------
+        ndarray of float64, shaped like ``columns``
+        """
+        columns = np.asarray(columns)
+        out = np.ones(columns.shape, dtype=np.float64)
+        if self.columns.size and columns.size:
+            pos = np.minimum(np.searchsorted(self.columns, columns), self.columns.size - 1)
+            hit = self.columns[pos] == columns
+            out[hit] = self.factors[pos[hit]]
+        return out
+
+    def toarray(self):
+        """The ``(n_features,)`` array of factors (O(n_features) memory: for narrow data only)."""
+        out = np.ones(self.n_features, dtype=np.float64)
+        out[self.columns] = self.factors
+        return out
+
+    def copy(self):
+        """An independent copy."""
+        return ColumnScale(self.columns.copy(), self.factors.copy(), self.n_features)
+
+    def get_state(self):
+        """Plain dict (two arrays and a number) for model files; :meth:`from_state` inverts it."""
+        return {"kind": "ColumnScale", "columns": self.columns.copy(), "factors": self.factors.copy(),
+                "n_features": int(self.n_features)}
+
+    @classmethod
+    def from_state(cls, state):
+        """Rebuild from :meth:`get_state` (ValueError on inconsistent state)."""
+        if not isinstance(state, dict) or state.get("kind") != "ColumnScale":
+            raise ValueError("not a ColumnScale state")
+        return cls(state["columns"], state["factors"], state["n_features"])
+
+    def __eq__(self, other):
+        return (isinstance(other, ColumnScale) and self.n_features == other.n_features
+                and np.array_equal(self.columns, other.columns) and np.array_equal(self.factors, other.factors))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"ColumnScale({self.columns.size} columns of {self.n_features})"
+
+
+def _as_int(value, name):
+    """``value`` as a Python int (ValueError naming ``name`` for a bool or a non-integer)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return int(value)
 
 
 def _sample(X, seed):
-    """The rows the median heuristic looks at: min(N, 4000) drawn without replacement (MEDIAN stream)."""
+    """The rows the median heuristic looks at: min(N, 4000) drawn without replacement (MEDIAN stream).
+
+    A dense array, or -- for sparse X wider than :data:`DENSE_COLUMNS` or whose sample would have
+    more than :data:`DENSE_SAMPLE` entries densified -- a canonical float64 CSR matrix (sorted
+    columns, duplicates summed).
+    """
     n = X.shape[0]
     if n == 0:
         raise ValueError("the median heuristic needs at least one row")
     m = min(n, N_MEDIAN)
     rows = np.sort(rng(seed, MEDIAN).choice(n, size=m, replace=False))
-    S = X[rows]
-    if sp.issparse(S):
-        S = S.toarray()
-    return np.asarray(S, dtype=np.float64)
+    if sp.issparse(X):
+        S = sp.csr_matrix(sp.csr_matrix(X)[rows], dtype=np.float64, copy=True)
+        if S.shape[1] <= DENSE_COLUMNS and m * S.shape[1] <= DENSE_SAMPLE:
+            return np.asarray(S.toarray(), dtype=np.float64)
+        S.sum_duplicates()           # canonical: sorted columns, each at most once per row
+        return S
+    return np.asarray(X[rows], dtype=np.float64)
+
+
+def _compact(S):
+    """(CSR over the compact columns, sorted original columns) of a canonical CSR sample."""
+    cols, inv = np.unique(S.indices, return_inverse=True)
+    Sc = sp.csr_matrix((S.data, inv.astype(np.int32).ravel(), S.indptr), shape=(S.shape[0], max(cols.size, 1)))
+    return Sc, cols
 
 
 def feature_scale(X, seed=0):
@@ -46,18 +190,39 @@ def feature_scale(X, seed=0):
 
     Returns
     -------
-    ndarray (d,) of positive finite float64
+    ndarray (d,) of positive finite float64, or, for sparse X too wide to densify its sample, a
+    :class:`ColumnScale` (the factors of the sample's columns whose factor is not 1).
     """
-    return _scale_of_sample(_sample(X, seed))
+    return _scale_of_sample(_sample(X, seed), X.shape[1])
 
 
-def _scale_of_sample(S):
+def _scale_of_sample(S, d):
     """:func:`feature_scale` of the sample ``S`` (rows drawn by :func:`_sample`, never empty)."""
-    span = S.max(axis=0) - S.min(axis=0)
+    if not sp.issparse(S):
+        span = S.max(axis=0) - S.min(axis=0)
+        with np.errstate(divide="ignore", over="ignore"):
+            s = 1.0 / span
+        ok = np.isfinite(s) & (span > 0)
+        return np.where(ok, s, 1.0)
+    Sc, cols = _compact(S)
+    m, k = S.shape[0], cols.size
+    if k == 0:
+        return ColumnScale([], [], d)
+    counts = np.bincount(Sc.indices, minlength=k)
+    order = np.argsort(Sc.indices, kind="stable")
+    vals = Sc.data[order]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    hi = np.maximum.reduceat(vals, starts)
+    lo = np.minimum.reduceat(vals, starts)
+    gap = counts < m                      # a row without the column: an implicit zero
+    hi = np.where(gap, np.maximum(hi, 0.0), hi)
+    lo = np.where(gap, np.minimum(lo, 0.0), lo)
+    span = hi - lo
     with np.errstate(divide="ignore", over="ignore"):
         s = 1.0 / span
-    ok = np.isfinite(s) & (span > 0)
-    return np.where(ok, s, 1.0)
+    s = np.where(np.isfinite(s) & (span > 0), s, 1.0)
+    keep = s != 1.0
+    return ColumnScale(cols[keep], s[keep], d)
 
 
 #: Multiples of the median-heuristic width tried by ``gamma="auto"`` (the first is preferred on ties).
@@ -77,6 +242,7 @@ def width_candidates(X, seed=0, scale=1.0):
     times it on the data sets measured (BENCHMARKS.md "Defaults"), hence a few multiples and an
     online choice (:mod:`onlinekern.selection`) rather than one formula.  The list of each sample
     is kept (the last 64 samples), so the learners of a sweep over one data set compute it once.
+    The candidates of one call share one copy of the feature factors (so the race scales X once).
 
     Parameters
     ----------
@@ -88,17 +254,29 @@ def width_candidates(X, seed=0, scale=1.0):
 
     Returns
     -------
-    list of (ndarray (d,) or None, float)
+    list of (ndarray (d,) or ColumnScale or None, float)
     """
     S = _sample(X, seed)
     d = X.shape[1]
-    key = (hashlib.blake2b(np.ascontiguousarray(S).view(np.uint8)).digest(), S.shape, d,
-           float(scale))
+    h = hashlib.blake2b()
+    if sp.issparse(S):
+        for part in (S.data, S.indices, S.indptr):
+            h.update(np.ascontiguousarray(part).view(np.uint8))
+        key = ("csr", h.digest(), S.shape, d, float(scale))
+    else:
+        h.update(np.ascontiguousarray(S).view(np.uint8))
+        key = (h.digest(), S.shape, d, float(scale))
     if key not in _CANDIDATES:
         if len(_CANDIDATES) >= 64:
             _CANDIDATES.pop(next(iter(_CANDIDATES)), None)
         _CANDIDATES[key] = _candidates_of_sample(S, d, scale)
-    return [(None if s is None else s.copy(), g) for s, g in _CANDIDATES[key]]
+    copies = {}
+    out = []
+    for s, g in _CANDIDATES[key]:
+        if s is not None and id(s) not in copies:
+            copies[id(s)] = s.copy()
+        out.append((None if s is None else copies[id(s)], g))
+    return out
 
 
 # The candidates of the last 64 samples seen (a few floats per feature each): every learner of a
@@ -111,11 +289,14 @@ def _candidates_of_sample(S, d, scale):
     """:func:`width_candidates` of the sample ``S`` (computed, not cached)."""
     if S.shape[0] < 2:       # one row (river's learn_one, a first partial_fit of one row): no
         return [(None, 1.0 / d)]        # distances, no ranges -- LIBSVM's 1/d on the raw features
-    s = _scale_of_sample(S)
-    g_scaled = _median_of_sample(S * s, d, scale)
+    s = _scale_of_sample(S, d)
+    g_scaled = _median_of_sample(S * s if not sp.issparse(S) else scale_features(S, s), d, scale)
     out = [(s, g_scaled * m) for m in WIDTH_MULTIPLIERS]
-    span = 1.0 / s[s != 1.0] if np.any(s != 1.0) else np.ones(1)
-    ranges = np.concatenate([span, np.ones(int(np.sum(s == 1.0) > 0))])
+    f = s.factors if isinstance(s, ColumnScale) else s
+    other = f[f != 1.0]                           # the ranges of the features whose factor is not 1
+    n_unit = d - other.size                       # features of range 1, constant or never present
+    span = 1.0 / other if other.size else np.ones(1)
+    ranges = np.concatenate([span, np.ones(int(n_unit > 0))])
     if ranges.max() > 2.0 * ranges.min():
         g_raw = _median_of_sample(S, d, scale)
         out += [(None, g_raw * m) for m in WIDTH_MULTIPLIERS]
@@ -127,28 +308,76 @@ def median_gamma(X, seed=0, scale=1.0):
 
     ``med`` is the median of ||x_i - x_j|| over all pairs i < j of min(N, 4000) rows drawn without
     replacement from the MEDIAN stream; ``c`` is ``scale`` (``--median-scale``).  Falls back to
-    1/d when med = 0 (e.g. all sampled rows equal).
+    1/d when med = 0 (e.g. all sampled rows equal).  Sparse X costs the sample's nonzeros and the
+    N (N - 1) / 2 distances, whatever its width.
     """
     return _median_of_sample(_sample(X, seed), X.shape[1], scale)
+
+
+def _upper_distances(sq, gram_rows, m):
+    """The squared distances sq_i + sq_j - 2 G_ij of every pair i < j, in row-major order.
+
+    ``gram_rows(i0, i1)`` gives rows i0..i1-1 of the Gram matrix G (dense).  Works block by block,
+    so memory is the m (m - 1) / 2 results plus one block.
+    """
+    out = np.empty(m * (m - 1) // 2, dtype=np.float64)
+    pos = 0
+    for i0 in range(0, m, _BLOCK_ROWS):
+        i1 = min(m, i0 + _BLOCK_ROWS)
+        block = sq[i0:i1, None] + sq[None, :] - 2.0 * gram_rows(i0, i1)
+        upper = np.arange(m)[None, :] > np.arange(i0, i1)[:, None]
+        vals = block[upper]
+        out[pos:pos + vals.size] = vals
+        pos += vals.size
+    return out
+
+
+def _sparse_gram(Sc):
+    """``gram_rows(i0, i1)``: rows i0..i1-1 of Sc Sc^T for a CSR sample over its compact columns.
+
+    A sparse product costs the sum over columns of (rows holding the column)^2, so the columns
+    held by more than 1/8 of the rows (text's frequent words) go through a dense block and BLAS
+    instead: at most 8 nnz / m such columns, so the block is at most 8 doubles per nonzero.
+    """
+    m = Sc.shape[0]
+    held = np.bincount(Sc.indices, minlength=Sc.shape[1])
+    hot = held > m // 8
+    if not hot.any():
+        ScT = Sc.T.tocsr()
+        return lambda i0, i1: (Sc[i0:i1] @ ScT).toarray()
+    D = Sc[:, np.flatnonzero(hot)].toarray()
+    R = Sc[:, np.flatnonzero(~hot)].tocsr()
+    RT = R.T.tocsr()
+    return lambda i0, i1: (R[i0:i1] @ RT).toarray() + D[i0:i1] @ D.T
 
 
 def _median_of_sample(S, d, scale):
     """1 / (2 (scale * med)^2), med the median pairwise distance of the rows of S (1/d if 0)."""
     m = S.shape[0]
+    if m < 2:
+        return 1.0 / d
     # For features of extreme magnitude (1e300, 1e-300) work on S / max|S| so the squared
     # distances cannot overflow or underflow; the scale comes back in the median distance.
     # (Data of ordinary magnitude is left untouched, so its gamma is the same to the bit.)
-    big = float(np.max(np.abs(S))) if S.size else 0.0
+    values = S.data if sp.issparse(S) else S
+    big = float(np.max(np.abs(values))) if values.size else 0.0
     if big > 0.0 and not 1e-100 < big < 1e100:
         S = S / big
     else:
         big = 1.0
-    sq = np.einsum("ij,ij->i", S, S)
-    iu = np.triu_indices(m, k=1)
-    if iu[0].size == 0:
-        return 1.0 / d
-    d2 = sq[:, None] + sq[None, :] - 2.0 * (S @ S.T)
-    med = big * float(np.sqrt(max(np.median(d2[iu]), 0.0)))
+    if sp.issparse(S):
+        Sc, cols = _compact(S)
+        if m * cols.size <= DENSE_SAMPLE:
+            S = Sc.toarray()                # few columns in the sample: the dense computation
+    if sp.issparse(S):
+        sq = np.asarray(Sc.multiply(Sc).sum(axis=1), dtype=np.float64).ravel()
+        d2 = _upper_distances(sq, _sparse_gram(Sc), m)
+    else:
+        sq = np.einsum("ij,ij->i", S, S)
+        G = S @ S.T
+        d2 = _upper_distances(sq, lambda i0, i1: G[i0:i1], m)
+        del G
+    med = big * float(np.sqrt(max(np.median(d2, overwrite_input=True), 0.0)))
     if med == 0.0:
         return 1.0 / d
     sigma = np.float64(scale) * med
@@ -167,12 +396,23 @@ def scale_features(X, s):
     Parameters
     ----------
     X : ndarray (n, d) or CSR matrix (n, d'), d' <= len(s)
-    s : ndarray (len(s),)
+    s : ndarray (len(s),) or ColumnScale
+        A :class:`ColumnScale` is applied through the columns of X's stored entries (cost: the
+        nonzeros, whatever the width).
 
     Returns
     -------
     ndarray or CSR matrix
     """
+    if isinstance(s, ColumnScale):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, copy=True)
+            X.data *= s.factors_of(X.indices)
+            return X
+        A = np.array(X, dtype=np.float64)
+        inside = s.columns < A.shape[1]
+        A[:, s.columns[inside]] *= s.factors[inside]
+        return A
     if sp.issparse(X):
         X = sp.csr_matrix(X, copy=True)
         X.data *= s[X.indices]

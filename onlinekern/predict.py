@@ -31,7 +31,7 @@ from onlinekern.cli import DataError, UsageError
 from onlinekern.io import stream_libsvm
 from onlinekern.io.atomic import atomic_write
 from onlinekern.io.model import ModelFormatError, load_model
-from onlinekern.preprocessing import FeatureScaler, TargetScaler
+from onlinekern.preprocessing import TargetScaler, scaler_from_state
 
 PROG = "onlinekern.predict"
 USAGE = "python -m onlinekern.predict MODEL FILE [--output PRED.txt] [--scores]"
@@ -66,12 +66,12 @@ def build_parser():
 
 
 def _scalers(extra, path, n_features):
-    """(FeatureScaler or None, TargetScaler or None) from a model's ``extra`` dict."""
+    """(FeatureScaler, MaxAbsScaler or None, TargetScaler or None) from a model's ``extra`` dict."""
     extra = extra if isinstance(extra, dict) else {}
     fs = ts = None
     try:
         if extra.get("feature_scaler") is not None:
-            fs = FeatureScaler.from_state(extra["feature_scaler"])
+            fs = scaler_from_state(extra["feature_scaler"])
             if fs.n_features_in_ != n_features:
                 raise ValueError(f"the feature scaler has {fs.n_features_in_} features, the model {n_features}")
         if extra.get("target_scaler") is not None:

@@ -1,4 +1,4 @@
-"""Min-max scaling of features and regression targets (LIBSVM ``svm-scale`` style).
+"""Scaling of features (min-max, LIBSVM ``svm-scale`` style, or max-abs) and of regression targets.
 
 ``FeatureScaler`` learns, per feature, the minimum and maximum over **all** rows of the training
 data, implicit zeros of a sparse matrix included (as ``svm-scale`` and scikit-learn's
@@ -24,13 +24,27 @@ Conventions
   columns are densified, so e.g. two centred coordinates among thousands of non-negative sparse
   features cost two dense columns, not a dense matrix.
 * Dense input gives a dense float64 array.
+
+``MaxAbsScaler`` is the scaling for wide sparse data (scikit-learn's ``MaxAbsScaler``): every
+feature is divided by its largest absolute training value, so zeros stay zeros (a sparse row keeps
+its pattern, whatever the signs), values land in [-1, 1], and the state is the columns seen with a
+non-zero value and their maxima -- never an array of the data's width.  On a feature whose values
+are >= 0 with at least one (implicit) zero it is exactly FeatureScaler's [0, 1] scaling.
 """
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["FeatureScaler", "TargetScaler"]
+__all__ = ["FeatureScaler", "MaxAbsScaler", "SCALE_RULES", "TargetScaler", "WIDE_COLUMNS", "feature_scaler",
+           "scaler_from_state"]
+
+#: Widths above which ``feature_scaler("auto", d)`` scales by max-abs rather than min-max: min-max
+#: keeps 2 numbers per column of the width (and moves the zeros of columns with negative values).
+WIDE_COLUMNS = 65536
+
+#: The rules of :func:`feature_scaler` (the CLI's ``--scale-rule``).
+SCALE_RULES = ("auto", "minmax", "maxabs")
 
 
 def _check_range(lower, upper):
@@ -171,6 +185,161 @@ class FeatureScaler:
 
     def __repr__(self):
         return f"FeatureScaler(lower={self.lower!r}, upper={self.upper!r})"
+
+
+class MaxAbsScaler:
+    """Divide every feature by its largest absolute training value (zeros stay zeros).
+
+    The same numbers as ``sklearn.preprocessing.MaxAbsScaler`` (sparse input: multiplied by the
+    reciprocal, dense input: divided, as there); a feature whose training values are all zero, or
+    that never occurs, keeps the factor 1.  Its memory is the columns seen, so it suits data of any
+    width: a 2^24-column LIBSVM file of text costs its vocabulary, not 2^24 numbers.
+
+    Attributes
+    ----------
+    columns_ : ndarray (k,) of int64
+        The (0-based, increasing) columns with a non-zero training value.
+    max_abs_ : ndarray (k,) of float64
+        Their largest absolute values.
+    n_features_in_ : int
+    n_samples_seen_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = MaxAbsScaler().fit(np.array([[0.0, -4.0], [2.0, 1.0]]))
+    >>> s.transform(np.array([[1.0, 2.0]])).tolist()
+    [[0.5, 0.5]]
+    """
+
+    def fit(self, X):
+        """Learn the largest absolute value of every column of ``X`` (dense or sparse)."""
+        for attr in ("columns_", "max_abs_", "n_features_in_", "n_samples_seen_"):
+            self.__dict__.pop(attr, None)
+        return self.partial_fit(X)
+
+    def partial_fit(self, X):
+        """Merge the largest absolute values of the rows of ``X`` into the state (online)."""
+        X = _as_2d(X)
+        n, d = X.shape
+        if sp.issparse(X):
+            if X.nnz and not np.all(np.isfinite(X.data)):
+                raise ValueError("X contains NaN or infinite values")
+            keep = X.data != 0.0
+            cols = X.indices[keep].astype(np.int64)
+            vals = np.abs(X.data[keep])
+            order = np.argsort(cols, kind="stable")
+            cols, vals = cols[order], vals[order]
+            starts = np.flatnonzero(np.concatenate([[True], cols[1:] != cols[:-1]])) if cols.size else cols
+            cols = cols[starts] if cols.size else cols
+            vals = np.maximum.reduceat(vals, starts) if vals.size else vals
+        else:
+            if not np.all(np.isfinite(X)):
+                raise ValueError("X contains NaN or infinite values")
+            m = np.abs(X).max(axis=0) if n else np.zeros(d)
+            cols = np.flatnonzero(m > 0).astype(np.int64)
+            vals = m[cols]
+        if "columns_" in self.__dict__:
+            if not sp.issparse(X) and d != self.n_features_in_:
+                raise ValueError(f"X has {d} features, the scaler was fitted on {self.n_features_in_}")
+            allc = np.concatenate([self.columns_, cols])
+            allv = np.concatenate([self.max_abs_, vals])
+            order = np.lexsort((-allv, allc))          # by column, the largest value first
+            allc, allv = allc[order], allv[order]
+            first = np.concatenate([[True], allc[1:] != allc[:-1]]) if allc.size else allc.astype(bool)
+            cols, vals = allc[first], allv[first]
+            d = max(d, self.n_features_in_)
+            n += self.n_samples_seen_
+        self.columns_ = np.asarray(cols, dtype=np.int64)
+        self.max_abs_ = np.asarray(vals, dtype=np.float64)
+        self.n_features_in_ = int(d)
+        self.n_samples_seen_ = int(n)
+        return self
+
+    def scale_of(self, columns):
+        """The divisor of each of ``columns`` (its max-abs value; 1 for a column never seen non-zero)."""
+        self._check_fitted()
+        columns = np.asarray(columns)
+        out = np.ones(columns.shape, dtype=np.float64)
+        if self.columns_.size and columns.size:
+            pos = np.minimum(np.searchsorted(self.columns_, columns), self.columns_.size - 1)
+            hit = self.columns_[pos] == columns
+            out[hit] = self.max_abs_[pos[hit]]
+        return out
+
+    def _check_fitted(self):
+        if "columns_" not in self.__dict__:
+            raise ValueError("this MaxAbsScaler is not fitted yet; call fit first")
+
+    def transform(self, X):
+        """Scale ``X``: CSR in, CSR out with the same pattern; dense in, dense out."""
+        self._check_fitted()
+        X = _as_2d(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the scaler was fitted on {self.n_features_in_}")
+        if sp.issparse(X):
+            out = X.copy()
+            out.data *= 1.0 / self.scale_of(out.indices)
+            return out
+        return X / self.scale_of(np.arange(X.shape[1]))
+
+    def fit_transform(self, X):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)
+
+    def zero_preserving(self):
+        """Always True: zeros map to zeros."""
+        return True
+
+    def get_state(self):
+        """Plain dict (two arrays and numbers) for model files; :meth:`from_state` inverts it."""
+        self._check_fitted()
+        return {"kind": "MaxAbsScaler", "n_features": int(self.n_features_in_),
+                "n_samples": int(self.n_samples_seen_),
+                "columns": self.columns_.copy(), "max_abs": self.max_abs_.copy()}
+
+    @classmethod
+    def from_state(cls, state):
+        """Rebuild a fitted scaler from ``get_state()`` (ValueError on inconsistent state)."""
+        s = cls()
+        cols = np.asarray(state["columns"], dtype=np.int64).ravel()
+        vals = np.asarray(state["max_abs"], dtype=np.float64).ravel()
+        d = int(state["n_features"])
+        if cols.shape != vals.shape or (cols.size and (cols[0] < 0 or cols[-1] >= d or np.any(np.diff(cols) <= 0))):
+            raise ValueError("scaler state: columns must be increasing in [0, n_features), one max_abs each")
+        if not np.all(np.isfinite(vals) & (vals > 0)):
+            raise ValueError("scaler state: max_abs must be positive finite numbers")
+        s.columns_, s.max_abs_, s.n_features_in_ = cols, vals, d
+        s.n_samples_seen_ = int(state.get("n_samples", 0))
+        return s
+
+    def __repr__(self):
+        return "MaxAbsScaler()"
+
+
+def feature_scaler(rule, n_features):
+    """The unfitted feature scaler of ``rule`` for data of ``n_features`` columns.
+
+    ``"minmax"``: :class:`FeatureScaler` to [0, 1] (``svm-scale``, the papers' preprocessing);
+    ``"maxabs"``: :class:`MaxAbsScaler` (zeros stay zeros, state of the columns seen);
+    ``"auto"``: min-max up to :data:`WIDE_COLUMNS` columns, max-abs above (the two agree on
+    features >= 0 with an implicit zero, i.e. on most sparse data).
+    """
+    if rule not in SCALE_RULES:
+        raise ValueError(f"scale rule must be one of {', '.join(SCALE_RULES)}, got {rule!r}")
+    if rule == "maxabs" or (rule == "auto" and n_features > WIDE_COLUMNS):
+        return MaxAbsScaler()
+    return FeatureScaler(0.0, 1.0)
+
+
+def scaler_from_state(state):
+    """The fitted FeatureScaler or MaxAbsScaler of a ``get_state()`` dict (by its ``kind``)."""
+    kind = state.get("kind", "FeatureScaler") if isinstance(state, dict) else None
+    if kind == "FeatureScaler":
+        return FeatureScaler.from_state(state)
+    if kind == "MaxAbsScaler":
+        return MaxAbsScaler.from_state(state)
+    raise ValueError(f"unknown feature scaler kind {kind!r}")
 
 
 class TargetScaler:

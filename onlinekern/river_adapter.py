@@ -9,10 +9,16 @@ builds on the same rows (DSG-family learners keep a partial mini-batch pending, 
 
 river's features are open-ended names, the compiled models have a fixed input width: each name
 goes to column ``crc32(repr(name)) % n_features`` (the hashing trick), so features may appear and
-disappear at any time; names that collide add up.  The classes are fixed when the estimator is
+disappear at any time; names that collide add up.  The default width is :data:`HASH_WIDTH` =
+2^20 columns (Vowpal Wabbit's default is 2^18 weights): few collisions for vocabularies of up to a
+few hundred thousand names.  Its cost is the row's nonzeros, not the width, wherever the
+learner's own memory follows the nonzeros (issue 26: the width selection, scaling and this
+adapter never allocate an array of the width; give a learner that still stores per-column state a
+smaller ``n_features``).  The classes are fixed when the estimator is
 made (``classes``; river's binary convention ``(False, True)`` by default), because a compiled
 classifier is built for a fixed set of classes before its first example.  Give kernel learners a
-``gamma``: the median heuristic (``gamma=None``) would see a single row at the first call.
+``gamma``: the width selection (``gamma="auto"``) sees a single row at the first call, from which it
+can only take LIBSVM's 1/d -- about 1e-6 at the default width.
 """
 import zlib
 
@@ -25,6 +31,9 @@ except ImportError as exc:                                  # the optional depen
     raise ImportError("onlinekern.river_adapter needs river: pip install 'onlinekern[river]'") from exc
 
 from onlinekern.registry import make_learner
+
+#: Default hashing width of both estimators (2^20 columns).
+HASH_WIDTH = 1 << 20
 
 
 def _columns(x, n_features):
@@ -68,12 +77,12 @@ class OnlinekernClassifier(_Wrapped, base.Classifier):
     classes : tuple
         Every class label of the stream, in order; a binary model maps ``classes[0]`` to -1.
     n_features : int
-        Width of the hashed input (default 1024).
+        Width of the hashed input (default :data:`HASH_WIDTH`, 2^20).
     seed : int
         The learner's seed, where it has one.
     """
 
-    def __init__(self, learner="fogd-hinge", params=None, classes=(False, True), n_features=1024, seed=0):
+    def __init__(self, learner="fogd-hinge", params=None, classes=(False, True), n_features=HASH_WIDTH, seed=0):
         self.learner = learner
         self.params = params
         self.classes = classes
@@ -89,8 +98,8 @@ class OnlinekernClassifier(_Wrapped, base.Classifier):
 
     @classmethod
     def _unit_test_params(cls):
-        yield {"learner": "fogd-hinge", "params": {"n_components": 32}}
-        yield {"learner": "rbp", "params": {"budget": 20}}
+        yield {"learner": "fogd-hinge", "params": {"n_components": 32}, "n_features": 1024}
+        yield {"learner": "rbp", "params": {"budget": 20}, "n_features": 1024}
 
     def _index(self, y):
         for i, c in enumerate(self.classes):
@@ -134,12 +143,12 @@ class OnlinekernRegressor(_Wrapped, base.Regressor):
     params : dict, optional
         Hyper-parameters of the learner (``make_learner(learner, **params)``).
     n_features : int
-        Width of the hashed input (default 1024).
+        Width of the hashed input (default :data:`HASH_WIDTH`, 2^20).
     seed : int
         The learner's seed, where it has one.
     """
 
-    def __init__(self, learner="fogd-l2", params=None, n_features=1024, seed=0):
+    def __init__(self, learner="fogd-l2", params=None, n_features=HASH_WIDTH, seed=0):
         self.learner = learner
         self.params = params
         self.n_features = n_features
@@ -148,8 +157,8 @@ class OnlinekernRegressor(_Wrapped, base.Regressor):
 
     @classmethod
     def _unit_test_params(cls):
-        yield {"learner": "fogd-l2", "params": {"n_components": 32}}
-        yield {"learner": "rbp", "params": {"budget": 20}}
+        yield {"learner": "fogd-l2", "params": {"n_components": 32}, "n_features": 1024}
+        yield {"learner": "rbp", "params": {"budget": 20}, "n_features": 1024}
 
     def learn_one(self, x, y):
         """Learn from one example ``x`` (dict name -> value) with target ``y``."""

@@ -29,7 +29,7 @@ import numpy as np
 import onlinekern
 from onlinekern import cli
 from onlinekern.cli import DataError, UsageError
-from onlinekern.preprocessing import FeatureScaler, TargetScaler
+from onlinekern.preprocessing import SCALE_RULES, MaxAbsScaler, TargetScaler, feature_scaler
 from onlinekern.protocol import default_checkpoints, run_online, run_online_stream, trivial_error
 from onlinekern.registry import available_learners, make_learner, resolve
 from onlinekern.seeding import check_seed
@@ -113,8 +113,12 @@ def build_parser(cls=None, fixed=None, name=None):
     g.add_argument("--test", metavar="FILE",
                    help="held-out file: after each run report its mistake rate or RMSE")
     g.add_argument("--scale", action="store_true",
-                   help="min-max scale features to [0, 1], learned from the training file "
-                        "(implicit zeros included; applied to --test too)")
+                   help="scale features, learned from the training file (applied to --test too): "
+                        "min-max to [0, 1] (implicit zeros included), or for files wider than "
+                        "65536 columns divided by their max |x| (zeros kept); see --scale-rule")
+    g.add_argument("--scale-rule", choices=SCALE_RULES, metavar="{auto,minmax,maxabs}",
+                   help="with --scale (implies it): auto (default: min-max up to 65536 columns, "
+                        "max-abs above), minmax, or maxabs (scikit-learn's MaxAbsScaler)")
     g.add_argument("--scale-target", action="store_true",
                    help="regression: scale targets to [0, 1] (the papers report RMSE on scaled targets)")
     g.add_argument("--stream", action="store_true",
@@ -244,6 +248,8 @@ def _main(argv):
         raise UsageError(str(exc)) from None
     if ns.scale_target and kind != "regression":
         raise UsageError(f"--scale-target applies to regression only ({name} does classification)")
+    if ns.scale_rule is not None:
+        ns.scale = True
     runs = ns.runs
     file_order = runs == 1 and not ns.shuffle
     if ns.stream:
@@ -269,7 +275,7 @@ def _main(argv):
     n, d = X.shape
     fscaler = tscaler = None
     if ns.scale:
-        fscaler = FeatureScaler(0.0, 1.0).fit(X)
+        fscaler = feature_scaler(ns.scale_rule or "auto", d).fit(X)
         X = fscaler.transform(X)
         if Xt is not None:
             Xt = fscaler.transform(Xt)
@@ -298,8 +304,13 @@ def _main(argv):
         if Xt is not None:
             print(f"  test    {ns.test}: {Xt.shape[0]} rows, {cli.describe_labels(yt, task)}", file=out)
         if fscaler is not None or tscaler is not None:
-            what = [w for w, s in (("features", fscaler), ("targets", tscaler)) if s is not None]
-            print(f"  scaled  {' and '.join(what)} to [0, 1] (min/max of the training file)", file=out)
+            if isinstance(fscaler, MaxAbsScaler):
+                what = ["features divided by their max |x| (zeros kept)"]
+                what += ["targets scaled to [0, 1]"] if tscaler is not None else []
+                print(f"  scaled  {', '.join(what)}, learned from the training file", file=out)
+            else:
+                what = [w for w, s in (("features", fscaler), ("targets", tscaler)) if s is not None]
+                print(f"  scaled  {' and '.join(what)} to [0, 1] (min/max of the training file)", file=out)
         shown = dict(learner.get_params())
         shown.pop("seed", None)
         print(f"  params  {_format_params(shown, gamma_note)}", file=out)
@@ -392,6 +403,8 @@ def _main(argv):
             "n_test": None if Xt is None else int(Xt.shape[0]),
             "task": task, "classes": None if task == "regression" else np.unique(y).tolist(),
             "scale": bool(ns.scale), "scale_target": bool(ns.scale_target),
+            "scale_rule": None if fscaler is None else
+            ("maxabs" if isinstance(fscaler, MaxAbsScaler) else "minmax"),
             "seed": seed, "n_runs": runs, "order": "file" if file_order else "permutation",
             "load_seconds": load_seconds, "runs": results, "summary": summary,
             "summary_std": "sample standard deviation (ddof=1); 0 for one run",

@@ -10,7 +10,10 @@ runs the worktree's onlinekern.
   and :func:`machine_line`;
 * the shared data: :class:`Data` decompresses ``../shared/data/NAME.xz`` once into a temporary
   folder and loads (and caches) files, concatenations and row slices;
-* output: :func:`write_json` (atomic), :func:`md_table`, :func:`parser` (the common options).
+* output: :func:`write_json` (atomic), :func:`md_table`, :func:`parser` (the common options);
+* wide data: :class:`ColumnPermutation` (a seeded one-to-one map of column indices of any width,
+  computed, never stored) and :func:`run_measured` (a command in its own process: exit status,
+  seconds, peak RSS).
 """
 import argparse
 import json
@@ -19,6 +22,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -181,3 +185,130 @@ def md_table(head, rows):
     align = ["---:" if i < len(num) and num[i] else "---" for i in range(len(head))]
     lines = ["| " + " | ".join(map(str, head)) + " |", "|" + "|".join(align) + "|"]
     return "\n".join(lines + ["| " + " | ".join(map(str, r)) + " |" for r in rows])
+
+
+# ---- wide data ---------------------------------------------------------------------------------
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix64(x):
+    """splitmix64's finaliser on a uint64 array (a bijection of 64-bit words; wraps silently)."""
+    x = x.copy()
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+class ColumnPermutation:
+    """A seeded permutation of the column indices 0..n-1, for any n up to 2^62, in O(1) memory.
+
+    A four-round balanced Feistel network on the smallest even number of bits 2h with 2^(2h) >= n,
+    keyed by ``seed`` through splitmix64, walked in cycles until the value falls below n (the
+    standard "cycle walking" restriction of a permutation of [0, 2^(2h)) to [0, n): still one to
+    one, at most a few steps on average since 2^(2h) < 4 n).  :meth:`inverse` undoes it.  Same
+    seed and n, same map on any machine: the tools' wide copies are reproducible from the
+    command line alone.
+
+    Parameters
+    ----------
+    n : int
+        Size of the domain.
+    seed : int
+        Key of the permutation.
+    """
+
+    ROUNDS = 4
+
+    def __init__(self, n, seed):
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        self.n = int(n)
+        self.seed = int(seed)
+        bits = max(2, int(n - 1).bit_length())
+        self.half = (bits + 1) // 2
+        self.mask = np.uint64((1 << self.half) - 1)
+        base = _mix64(np.array([self.seed & ((1 << 64) - 1)], dtype=np.uint64))[0]
+        self.keys = [_mix64(np.array([base + np.uint64(r + 1)], dtype=np.uint64))[0] for r in range(self.ROUNDS)]
+
+    def _round(self, x, r):
+        return _mix64(x ^ self.keys[r]) & self.mask
+
+    def _encrypt(self, v):
+        h = np.uint64(self.half)
+        left, right = v >> h, v & self.mask
+        for r in range(self.ROUNDS):
+            left, right = right, left ^ self._round(right, r)
+        return (left << h) | right
+
+    def _decrypt(self, v):
+        h = np.uint64(self.half)
+        left, right = v >> h, v & self.mask
+        for r in reversed(range(self.ROUNDS)):
+            left, right = right ^ self._round(left, r), left
+        return (left << h) | right
+
+    def _walk(self, x, step):
+        x = np.asarray(x)
+        if x.size and (x.min() < 0 or x.max() >= self.n):
+            raise ValueError(f"column indices must be in [0, {self.n})")
+        v = step(x.astype(np.uint64))
+        out = v >= np.uint64(self.n)
+        while out.any():
+            v[out] = step(v[out])
+            out = v >= np.uint64(self.n)
+        return v.astype(np.int64)
+
+    def __call__(self, x):
+        """The images of the indices ``x`` (array of int in [0, n))."""
+        return self._walk(x, self._encrypt)
+
+    def inverse(self, x):
+        """The preimages of the indices ``x``: ``inverse(self(x)) == x``."""
+        return self._walk(x, self._decrypt)
+
+
+def run_measured(cmd, timeout=None, env=None, limit_mb=None):
+    """Run ``cmd`` (a list) in its own process: exit status, wall seconds, peak RSS, output.
+
+    The peak resident set size is the child's own (``os.wait4``'s ``ru_maxrss``), so every run of
+    a benchmark is measured apart from the benchmark process and from the other runs.  A run still
+    going after ``timeout`` seconds is killed and reports ``status`` "timeout"; one killed by a
+    signal (e.g. the kernel's out-of-memory killer) reports a negative status.  ``limit_mb`` caps
+    the child's address space (``RLIMIT_AS``), so a run that would allocate too much fails with
+    MemoryError instead of crowding the machine.
+
+    Returns
+    -------
+    dict with ``status`` (the exit code, negative for a signal, or "timeout"), ``seconds``,
+    ``peak_rss_mb``, ``stdout`` and ``stderr``
+    """
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        t = time.perf_counter()
+        def cap():
+            import resource
+            lim = int(limit_mb) << 20
+            resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, env=env, preexec_fn=cap if limit_mb else None)
+        status = "timeout"
+        while True:
+            pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                status = os.waitstatus_to_exitcode(code)
+                proc.returncode = status          # reaped here: Popen must not wait again
+                break
+            if timeout is not None and time.perf_counter() - t > timeout:
+                proc.kill()
+                pid, code, usage = os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                break
+            time.sleep(0.02)
+        seconds = time.perf_counter() - t
+        fo.seek(0)
+        fe.seek(0)
+        return {"status": status, "seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024.0,
+                "stdout": fo.read(), "stderr": fe.read()}

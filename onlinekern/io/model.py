@@ -10,6 +10,11 @@ Format (version 1): a NumPy ``.npz`` archive (a zip of ``.npy`` arrays) holding
 * one array per array-valued piece of state, referenced from the JSON as
   ``{"__array__": "name"}``.
 
+``feature_scale_`` is an array of ``n_features_in_`` factors, or for wide sparse data the dict of
+a :class:`onlinekern.kernels.ColumnScale` (``kind``, ``columns``, ``factors``, ``n_features``:
+two arrays of the columns the width selection saw), so a wide model's file holds no array of the
+data's width.
+
 Loading uses ``numpy.load(..., allow_pickle=False)`` and only instantiates classes of the
 ``onlinekern`` package that are registered learners and compiled cores; anything else, and any
 truncated, corrupted, wrong-version or inconsistent file, raises :class:`ModelFormatError`.
@@ -24,6 +29,7 @@ import zipfile
 import numpy as np
 
 from onlinekern.io.atomic import atomic_write
+from onlinekern.kernels import ColumnScale
 
 FORMAT = "onlinekern-model"
 VERSION = 1
@@ -87,7 +93,10 @@ def save_model(learner, path, extra=None):
     fitted = {}
     for attr in _FITTED:
         if attr in learner.__dict__:
-            fitted[attr] = _flatten(learner.__dict__[attr], f"fitted/{attr}", arrays)
+            value = learner.__dict__[attr]
+            if isinstance(value, ColumnScale):
+                value = value.get_state()
+            fitted[attr] = _flatten(value, f"fitted/{attr}", arrays)
     core = learner.core_
     header = {
         "format": FORMAT,
@@ -166,7 +175,12 @@ def load_model(path, return_extra=False):
                 raise ModelFormatError(path, f"unexpected fitted attribute {attr!r}")
             learner.__dict__[attr] = value
         scale = learner.__dict__.get("feature_scale_")
-        if scale is not None:
+        if isinstance(scale, dict):
+            scale = ColumnScale.from_state(scale)
+            if scale.n_features != learner.__dict__.get("n_features_in_"):
+                raise ModelFormatError(path, "feature_scale_ does not match n_features_in_")
+            learner.__dict__["feature_scale_"] = scale
+        elif scale is not None:
             scale = np.asarray(scale, dtype=np.float64)
             if scale.shape != (learner.__dict__.get("n_features_in_"),) or not np.all(np.isfinite(scale)):
                 raise ModelFormatError(path, "feature_scale_ does not match n_features_in_")
