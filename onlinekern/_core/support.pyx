@@ -20,7 +20,7 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   always zero.  A query's columns are translated once per kernel row (qidx); a column no SV has
   reads the zero column, which is exactly what a dense SV holds there, so the sparse-query formula
   gives the numbers of the compact file (the same bits when the map keeps each row's column
-  order).  New columns widen the rows geometrically (X and XT re-laid);
+  order).  New columns widen the rows by half (X and XT re-laid);
 * slab: when the compact rows would be wider than SLAB_MIN_WIDTH and hold fewer than
   1/SLAB_SPARSITY nonzeros on average (text: 10^5 columns, 10^2 nonzeros a row), the store moves
   one way to a CSR-like pool: per slot an offset and a count into (value, compact column) arrays,
