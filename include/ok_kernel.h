@@ -108,4 +108,30 @@ static inline void ok_sqdist_fm(const double *XT, ptrdiff_t B, ptrdiff_t lo, ptr
     ok_sqdist_fm_base(XT, B, lo, hi, x, idx, nnz, dense, sqn, dist);
 }
 
+/* Squared distances of the SVs lo..hi-1 of a sparse slab (SV i's nonzeros are val[off[i] ..
+ * off[i] + nz[i]) at compact columns col[...]) to one query scattered over the compact columns
+ * (q[c] = the query's value at compact column c, 0 where it has none), with ||x||^2 = xsq.  Per SV,
+ * over its stored nonzeros in order: v = q[c]; p += v*v; t = v - s; d += t*t; then
+ * d += xsq - p if positive (the query's mass outside the SV's support).  The exact-difference
+ * form of the dense path with the roles of query and SV swapped: no cancellation, a duplicate of
+ * the query stored in the query's order gives p == xsq and d == 0 exactly.  Scalar (the gathers
+ * dominate); per SV a fixed order, so the value does not depend on the threads. */
+static inline void ok_sqdist_slab(const long long *off, const int *nz, const double *val, const int *col,
+                                  ptrdiff_t lo, ptrdiff_t hi, const double *q, double xsq, double *dist) {
+    for (ptrdiff_t i = lo; i < hi; i++) {
+        const double *v_ = val + off[i];
+        const int *c_ = col + off[i];
+        double d_ = 0.0, p_ = 0.0;
+        for (int k = 0; k < nz[i]; k++) {
+            double xv = q[c_[k]];
+            p_ += xv * xv;
+            double t = xv - v_[k];
+            d_ += t * t;
+        }
+        double r = xsq - p_;
+        if (r > 0.0) d_ += r;
+        dist[i] = d_;
+    }
+}
+
 #endif /* OK_KERNEL_H */

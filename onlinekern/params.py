@@ -9,11 +9,13 @@ import numbers
 import numpy as np
 
 from onlinekern._core.features import PRECISIONS
+from onlinekern._core.support import WIDE_D
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
 
 __all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PASS_WORK", "PRESETS", "check_nonnegative", "check_positive",
-           "check_positive_int", "is_auto", "row_cost", "stream_bound", "stream_budget", "sv_cost"]
+           "check_positive_int", "is_auto", "row_cost", "store_width", "stream_bound", "stream_budget",
+           "sv_cost"]
 
 #: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP, Forgetron, BPAs): at
 #: the papers' 50-100 support vectors a budget is full after a few hundred examples and the budget maintenance
@@ -137,7 +139,26 @@ def sv_cost(X, n_outputs):
     ~nnz + 12 (the exponential, the norms), a score C more, and the dense store of a wide sparse
     set (w8a, d = 300) d/32 more.
     """
-    return row_cost(X) + 12.0 + float(n_outputs) + X.shape[1] / 32.0
+    return row_cost(X) + 12.0 + float(n_outputs) + store_width(X) / 32.0
+
+
+def store_width(X):
+    """Doubles per support vector of a dense-layout store for data like X: the width d, or for
+    wide sparse data (d > :data:`onlinekern._core.support.WIDE_D`, stored over the columns
+    present) the number of distinct columns of the sample X.
+
+    Parameters
+    ----------
+    X : array or sparse matrix (the first rows of the stream)
+
+    Returns
+    -------
+    int
+    """
+    d = X.shape[1]
+    if d > WIDE_D and hasattr(X, "indices"):
+        return int(np.unique(np.asarray(X.indices)).size)
+    return d
 
 
 def stream_bound(n_stream, unit_cost, low, high, unknown, work=None):

@@ -1,4 +1,5 @@
 from onlinekern._core.learner cimport LearnerCore
+from onlinekern._core.columns cimport ColumnMap
 
 # Vectorised scans for the learners' O(S) budget-maintenance passes.  Each gives exactly the
 # result of the sequential loop it replaces (a minimum and a comparison are exact, so splitting the
@@ -144,8 +145,14 @@ cdef extern from *:
 cdef enum:
     SV_BLOCK = 128
 
+# Storage modes of a SupportSet (see the module docstring of support.pyx).
+cdef enum:
+    STORE_DENSE = 0      # d doubles per SV over the original columns (narrow data: d <= WIDE_D)
+    STORE_COMPACT = 1    # w doubles per SV over the compact columns of ``cmap`` (+ a zero column)
+    STORE_SLAB = 2       # CSR-like pool of (value, compact column) per stored nonzero
+
 cdef class SupportSet:
-    cdef readonly int d                  # input dimension (SVs stored densely, d doubles each)
+    cdef readonly int d                  # input dimension (original columns)
     cdef readonly int C                  # coefficients per SV (1, or classes)
     cdef readonly Py_ssize_t n           # number of SVs
     cdef readonly Py_ssize_t cap         # allocated slots
@@ -154,8 +161,11 @@ cdef class SupportSet:
     cdef readonly double scale           # alpha_i = scale * coef_i  (O(1) uniform shrink)
     cdef public int n_threads
     cdef public Py_ssize_t par_threshold # use prange when n * (nnz + 8) exceeds this
-    cdef double* X                       # cap * d (row-major: merges, set_dense, row())
-    cdef double* XT                      # d * cap (feature-major mirror: the kernel row)
+    cdef readonly int mode               # STORE_DENSE, STORE_COMPACT or STORE_SLAB
+    cdef readonly int w                  # dense/compact: doubles per stored row (d, or the compact width)
+    cdef readonly ColumnMap cmap         # compact/slab: the columns of the stored SVs (None: dense)
+    cdef double* X                       # dense/compact: cap * w (row-major: merges, row())
+    cdef double* XT                      # dense/compact: w * cap (feature-major mirror: the kernel row)
     cdef double* sqn                     # cap: ||x_i||^2
     cdef double* coef                    # cap * C (scaled coefficients)
     cdef long long* stamp                # cap: insertion time (FIFO order survives swap-removal)
@@ -172,6 +182,25 @@ cdef class SupportSet:
     cdef public bint track
     cdef public long long now
     cdef double* part                    # per-block partial scores
+    # wide data (compact and slab modes)
+    cdef int* nz                         # cap: stored nonzeros of slot i
+    cdef long long nnz_total             # sum of nz over the SVs present
+    cdef long long* off                  # slab: cap offsets into the pool
+    cdef double* pval                    # slab pool: values
+    cdef int* pcol                       # slab pool: compact columns
+    cdef long long pused, pcap, pholes   # slab pool: entries written, allocated, dead
+    cdef int* qidx                       # compact: the query's compact columns (w - 1: none)
+    cdef Py_ssize_t qcap
+    cdef double qsq                      # slab: ||x||^2 of the loaded query
+    cdef double* qbuf                    # slab: the loaded query scattered over compact columns
+    cdef double* sbuf                    # slab: a scattered SV (SV-SV kernels, merges)
+    cdef double* tbuf                    # slab: second scatter buffer (merges)
+    cdef Py_ssize_t scap                 # length of qbuf / sbuf / tbuf
+    cdef Py_ssize_t sq_slot              # slab: the slot scattered in sbuf (-1: none)
+    cdef double* ebuf                    # entries(): values (also the merge's scratch)
+    cdef int* eidx                       # entries(): original columns (dense mode: 0..d-1)
+    cdef Py_ssize_t ecap
+    cdef public bint failed              # a query buffer could not grow (values are NaN)
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil
     cdef void _mirror(self, Py_ssize_t i) noexcept nogil
@@ -181,18 +210,39 @@ cdef class SupportSet:
     cdef void shrink(self, double c) noexcept nogil
     cdef void add_coef(self, Py_ssize_t i, const double* delta) noexcept nogil
     cdef void set_alpha(self, Py_ssize_t i, int c, double value) noexcept nogil
-    cdef void replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil
+    cdef int replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil
     cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil
+    cdef int merge_into(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil
     cdef double* row(self, Py_ssize_t i) noexcept nogil
+    cdef int entries(self, Py_ssize_t i, const double** x, const int** idx) noexcept nogil
+    cdef int sv_nz(self, Py_ssize_t i, const double** vals, const int** cols) noexcept nogil
+    cdef int col_of(self, int c) noexcept nogil
+    cdef double value_at(self, Py_ssize_t i, int col) noexcept nogil
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef double kernel_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef double alpha(self, Py_ssize_t i, int c) noexcept nogil
     cdef void kernel_row(self, const double* x, const int* idx, int nnz, double xsq) noexcept nogil
     cdef void predict(self, const double* x, const int* idx, int nnz, double xsq, double* out) noexcept nogil
+    cdef void linear_row(self, const double* x, const int* idx, int nnz) noexcept nogil
     cdef void average_correction(self, long long t, double* out) noexcept nogil
     cdef void track_change(self, Py_ssize_t i, int c, double delta) noexcept nogil
     cdef double log_kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil
+    cdef void begin_sv_query(self, Py_ssize_t m) noexcept nogil
+    cdef void log_kernels_sv(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double* out) noexcept nogil
+    cdef void end_sv_query(self) noexcept nogil
+    cdef void _set_coefs(self, Py_ssize_t i, const double* alpha) noexcept nogil
+    cdef void _dists(self, Py_ssize_t lo, Py_ssize_t hi, const double* x, const int* idx, int nnz, double* out) noexcept nogil
+    cdef int _load(self, const double* x, const int* idx, int nnz) noexcept nogil
+    cdef void _unload(self, const int* idx, int nnz) noexcept nogil
+    cdef int _store(self, Py_ssize_t i, const double* x, const int* idx, int nnz) noexcept nogil
+    cdef int _slab_put(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil
+    cdef int _slab_compact(self, long long need) noexcept nogil
+    cdef int _widen(self, Py_ssize_t need) noexcept nogil
+    cdef int _to_slab(self) noexcept nogil
+    cdef int _scratch(self, Py_ssize_t ncols, Py_ssize_t nent) noexcept nogil
+    cdef void _scatter(self, Py_ssize_t i, double* buf) noexcept nogil
+    cdef void _unscatter(self, Py_ssize_t i, double* buf) noexcept nogil
     cdef void _blocks(self, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil
 

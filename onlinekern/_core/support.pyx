@@ -10,19 +10,63 @@ every alpha (OGD's 1 - eta*lambda, BSGD's 1 - 1/t, Forgetron's phi) is O(1) (§1
 moves the last slot into the hole; an insertion stamp per slot keeps the FIFO order for learners
 that remove the oldest SV.  Growth is geometric and happens inside the nogil step only when the
 store is full (bounded by the budget when there is one); failure is reported, never a crash.
+
+Wide data (issue 26).  The layout follows the data, never the learner:
+
+* dense (d <= WIDE_D = 4096): the rows over the original columns, as described above -- narrow
+  data keep their layout, their speed and their bits;
+* compact (d > WIDE_D): the rows over the columns that stored SVs hold (a ColumnMap, numbered in
+  order of first appearance), w doubles each with w >= columns + 1, so the last compact column is
+  always zero.  A query's columns are translated once per kernel row (qidx); a column no SV has
+  reads the zero column, which is exactly what a dense SV holds there, so the sparse-query formula
+  gives the numbers of the compact file (the same bits when the map keeps each row's column
+  order).  New columns widen the rows by half (X and XT re-laid);
+* slab: when the compact rows would be wider than SLAB_MIN_WIDTH and hold fewer than
+  1/SLAB_SPARSITY nonzeros on average (text: 10^5 columns, 10^2 nonzeros a row), the store moves
+  one way to a CSR-like pool: per slot an offset and a count into (value, compact column) arrays,
+  12 bytes per stored nonzero; replaced and removed entries become holes, dropped when the pool
+  is rewritten on growth.  A kernel row scatters the query once over the compact columns (qbuf),
+  each SV gathers at its own nonzeros, ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the
+  dense formula with the roles swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the
+  query's order), and the buffer is cleared after; blocks of SV_BLOCK keep the sums independent
+  of the threads.
+
+Learners never read the layout: ``entries`` gives an SV as a query row with original columns,
+``sv_nz`` / ``col_of`` its values without copying, ``merge_into`` BSGD's merged point (over the
+union of the supports), ``begin_sv_query`` / ``log_kernels_sv`` the merge's SV-to-SV kernels and
+``linear_row`` the linear kernel.  Model state and ``support_vectors`` are CSR with original
+columns for wide data (size proportional to the stored nonzeros; the column map's order and the
+width are saved so a loaded set has the same bits); narrow sets keep the dense ``X`` of old files.
 """
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.math cimport NAN
 from libc.string cimport memset, memcpy
 from cython.parallel cimport prange
 from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
 
+from onlinekern._core.columns cimport ColumnMap
+
 cdef extern from "ok_kernel.h" nogil:
     void ok_sqdist_fm(const double* XT, Py_ssize_t B, Py_ssize_t lo, Py_ssize_t hi, const double* x,
                       const int* idx, int nnz, bint dense, const double* sqn, double* dist)
+    void ok_sqdist_slab(const long long* off, const int* nz, const double* val, const int* col, Py_ssize_t lo,
+                        Py_ssize_t hi, const double* q, double xsq, double* dist)
 
 import numpy as np
 
 cdef double RENORM = 1e-100
+
+#: Widths above which a support set stores compact columns ("auto" storage): narrow data keep the
+#: dense layout (and its bits) unchanged.
+WIDE_D = 4096
+#: Compact rows switch to the slab when they would be wider than this ...
+SLAB_MIN_WIDTH = 1024
+#: ... and hold fewer than 1/SLAB_SPARSITY nonzeros on average.
+SLAB_SPARSITY = 8
+cdef int wide_d = WIDE_D, slab_min_width = SLAB_MIN_WIDTH, slab_sparsity = SLAB_SPARSITY
+cdef int COMPACT_W0 = 64                 # first compact width (the last column stays all zeros)
+STORAGE = {"dense": STORE_DENSE, "compact": STORE_COMPACT, "slab": STORE_SLAB}
+STORAGE_NAMES = {v: k for k, v in STORAGE.items()}
 
 # Work units n_SV * (nnz + 8) from which a kernel row is split over threads; measured by
 # tools/bench_threads.py (BENCHMARKS.md).  Tests lower it to force the parallel path.
@@ -32,6 +76,19 @@ cdef Py_ssize_t default_par_threshold = 32768
 def get_par_threshold():
     """Work size from which new SupportSets split kernel rows over threads."""
     return default_par_threshold
+
+
+def set_storage_limits(wide=None, slab_width=None):
+    """Set the width above which new support sets store compact columns (default WIDE_D) and the
+    compact width above which sparse rows move to the slab (default SLAB_MIN_WIDTH); None keeps a
+    value.  Returns the previous pair.  Tests lower them to exercise the wide paths on small data."""
+    global wide_d, slab_min_width
+    old = (wide_d, slab_min_width)
+    if wide is not None:
+        wide_d = max(1, int(wide))
+    if slab_width is not None:
+        slab_min_width = max(0, int(slab_width))
+    return old
 
 
 def set_par_threshold(Py_ssize_t value):
@@ -52,22 +109,34 @@ cdef double row_sqnorm(const double* x, int nnz) noexcept nogil:
 
 
 cdef class SupportSet:
-    """Dense support-vector store with a kernel row and block-parallel kernel sums.
+    """Support-vector store with a kernel row and block-parallel kernel sums.
 
     Parameters
     ----------
-    d : int, input dimension.
-    C : int, coefficients per SV (1 for binary/regression, classes for multiclass).
-    gamma : float, kernel width.
-    budget : int, maximum number of SVs (-1 for none); memory is preallocated up to it.
-    n_threads : int, OpenMP threads for the kernel sum (results do not depend on it).
+    d : int
+        Input dimension (the number of original columns, up to 2**31 - 1).
+    C : int
+        Coefficients per SV (1 for binary/regression, classes for multiclass).
+    gamma : float
+        Kernel width.
+    budget : int
+        Maximum number of SVs (-1 for none); slots are preallocated up to it.
+    n_threads : int
+        OpenMP threads for the kernel sum (results do not depend on it).
+    storage : {"auto", "dense", "compact", "slab"}
+        How SVs are stored (see the module docstring).  "auto": dense when ``d <= WIDE_D``,
+        otherwise compact columns, switching to the slab once the compact rows would be mostly
+        zeros.  The others force a mode (tests, and model files restoring theirs).
     """
 
-    def __cinit__(self, int d, int C, double gamma, Py_ssize_t budget=-1, int n_threads=1):
+    def __cinit__(self, int d, int C, double gamma, Py_ssize_t budget=-1, int n_threads=1, storage="auto"):
         if d < 1 or C < 1:
             raise ValueError("SupportSet needs d >= 1 and C >= 1")
         if not gamma > 0:
             raise ValueError(f"gamma must be > 0, got {gamma!r}")
+        cdef int j
+        if storage != "auto" and storage not in STORAGE:
+            raise ValueError(f"storage must be one of {sorted(STORAGE)}, got {storage!r}")
         self.d = d
         self.C = C
         self.gamma = gamma
@@ -78,14 +147,38 @@ cdef class SupportSet:
         self.n = 0
         self.cap = 0
         self.clock = 0
+        self.sq_slot = -1
+        if storage == "auto":
+            self.mode = STORE_DENSE if d <= wide_d else STORE_COMPACT
+        else:
+            self.mode = STORAGE[storage]
+        if self.mode == STORE_DENSE:
+            self.w = d
+            self.cmap = None
+            # entries() of a dense SV: the row and the index list 0..d-1
+            self.eidx = <int*>malloc(d * sizeof(int))
+            if self.eidx == NULL:
+                raise MemoryError("cannot allocate a support set")
+            for j in range(d):
+                self.eidx[j] = j
+        else:
+            self.w = COMPACT_W0 if self.mode == STORE_COMPACT else 0
+            self.cmap = ColumnMap()
         initial = 64 if budget < 0 else budget
-        if self.reserve(max(1, initial)) != 0:
+        if self.reserve(max(1, initial)) != 0 or self._scratch(COMPACT_W0, COMPACT_W0) != 0:
             raise MemoryError(f"cannot allocate a support set of {initial} vectors of dimension {d}")
 
     def __dealloc__(self):
         free(self.X); free(self.XT); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
-        free(self.gam)
+        free(self.gam); free(self.nz); free(self.off); free(self.pval); free(self.pcol); free(self.qidx)
+        free(self.qbuf); free(self.sbuf); free(self.tbuf); free(self.ebuf); free(self.eidx)
 
+    @property
+    def storage(self):
+        """The storage mode: "dense", "compact" or "slab"."""
+        return STORAGE_NAMES[self.mode]
+
+    # -- storage ----------------------------------------------------------------------------
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil:
         """Grow storage to at least cap slots (capped by the budget). 0 on success."""
         cdef Py_ssize_t nb, j
@@ -95,9 +188,17 @@ cdef class SupportSet:
         if cap <= self.cap:
             return 0 if cap >= 1 or self.cap >= 1 else -1
         nb = (cap + SV_BLOCK - 1) // SV_BLOCK
-        p = realloc(self.X, cap * self.d * sizeof(double))
+        if self.mode == STORE_SLAB:
+            p = realloc(self.off, cap * sizeof(long long))
+            if p == NULL: return -1
+            self.off = <long long*>p
+        else:
+            p = realloc(self.X, cap * self.w * sizeof(double))
+            if p == NULL: return -1
+            self.X = <double*>p
+        p = realloc(self.nz, cap * sizeof(int))
         if p == NULL: return -1
-        self.X = <double*>p
+        self.nz = <int*>p
         p = realloc(self.sqn, cap * sizeof(double))
         if p == NULL: return -1
         self.sqn = <double*>p
@@ -116,23 +217,198 @@ cdef class SupportSet:
         p = realloc(self.part, nb * self.C * sizeof(double))
         if p == NULL: return -1
         self.part = <double*>p
-        # the mirror's stride is the capacity: lay it out anew
-        p = malloc(cap * self.d * sizeof(double))
-        if p == NULL: return -1
-        for j in range(self.d):
-            if self.n:
-                memcpy(<double*>p + j * cap, self.XT + j * self.cap, self.n * sizeof(double))
-        free(self.XT)
-        self.XT = <double*>p
+        if self.mode != STORE_SLAB:
+            # the mirror's stride is the capacity: lay it out anew
+            p = malloc(cap * self.w * sizeof(double))
+            if p == NULL: return -1
+            for j in range(self.w):
+                if self.n:
+                    memcpy(<double*>p + j * cap, self.XT + j * self.cap, self.n * sizeof(double))
+            free(self.XT)
+            self.XT = <double*>p
         self.cap = cap
         return 0
 
+    cdef int _scratch(self, Py_ssize_t ncols, Py_ssize_t nent) noexcept nogil:
+        """Grow the scatter buffers to ncols compact columns (slab; zero-filled) and the
+        entry/index buffers to nent.  0, or -1 without memory."""
+        cdef Py_ssize_t nc
+        cdef void* p
+        if self.mode == STORE_SLAB and ncols > self.scap:
+            nc = 2 * self.scap if self.scap else 64
+            while nc < ncols:
+                nc *= 2
+            p = realloc(self.qbuf, nc * sizeof(double))
+            if p == NULL: return -1
+            self.qbuf = <double*>p
+            p = realloc(self.sbuf, nc * sizeof(double))
+            if p == NULL: return -1
+            self.sbuf = <double*>p
+            p = realloc(self.tbuf, nc * sizeof(double))
+            if p == NULL: return -1
+            self.tbuf = <double*>p
+            memset(self.qbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
+            memset(self.sbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
+            memset(self.tbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
+            self.scap = nc
+        if nent > self.qcap:
+            nc = 2 * self.qcap if self.qcap else 64
+            while nc < nent:
+                nc *= 2
+            p = realloc(self.qidx, nc * sizeof(int))
+            if p == NULL: return -1
+            self.qidx = <int*>p
+            self.qcap = nc
+        if self.mode != STORE_DENSE and nent > self.ecap:
+            nc = 2 * self.ecap if self.ecap else 64
+            while nc < nent:
+                nc *= 2
+            p = realloc(self.ebuf, nc * sizeof(double))
+            if p == NULL: return -1
+            self.ebuf = <double*>p
+            p = realloc(self.eidx, nc * sizeof(int))
+            if p == NULL: return -1
+            self.eidx = <int*>p
+            self.ecap = nc
+        return 0
+
     cdef void _mirror(self, Py_ssize_t i) noexcept nogil:
-        """Copy slot i's row into the feature-major mirror."""
+        """Copy slot i's row into the feature-major mirror (dense and compact modes)."""
         cdef Py_ssize_t j
-        cdef const double* r = self.X + i * self.d
-        for j in range(self.d):
+        cdef const double* r = self.X + i * self.w
+        for j in range(self.w):
             self.XT[j * self.cap + i] = r[j]
+
+    cdef int _widen(self, Py_ssize_t need) noexcept nogil:
+        """Compact mode: make rows at least ``need`` doubles wide (growth by half), or switch to
+        the slab when the wider rows would hold mostly zeros.  0, or -1 without memory."""
+        cdef Py_ssize_t nw = self.w, i, j
+        cdef double* nx
+        cdef double* nt
+        while nw < need:                    # x1.5 (multiples of 8): at most ~50% zeros, O(log) relayouts
+            nw = ((nw + nw // 2) + 7) // 8 * 8
+        if nw > slab_min_width and self.nnz_total * slab_sparsity < <long long>self.n * nw:
+            return self._to_slab()
+        nx = <double*>calloc(self.cap * nw, sizeof(double))
+        nt = <double*>calloc(self.cap * nw, sizeof(double))
+        if nx == NULL or nt == NULL:
+            free(nx); free(nt)
+            return -1
+        for i in range(self.n):
+            memcpy(nx + i * nw, self.X + i * self.w, self.w * sizeof(double))
+        for j in range(self.w):
+            memcpy(nt + j * self.cap, self.XT + j * self.cap, self.n * sizeof(double))
+        free(self.X); free(self.XT)
+        self.X = nx
+        self.XT = nt
+        self.w = <int>nw
+        return 0
+
+    cdef int _to_slab(self) noexcept nogil:
+        """Compact mode -> slab (one way): each row's nonzeros in compact-column order."""
+        cdef long long pc = 2 * self.nnz_total + 64, p = 0
+        cdef Py_ssize_t i, j, nc = self.cmap.n, used = self.cmap.n
+        cdef long long* off = <long long*>malloc(self.cap * sizeof(long long))
+        cdef double* pv = <double*>malloc(pc * sizeof(double))
+        cdef int* pcl = <int*>malloc(pc * sizeof(int))
+        cdef const double* r
+        if off == NULL or pv == NULL or pcl == NULL:
+            free(off); free(pv); free(pcl)
+            return -1
+        if used > self.w - 1:                   # columns just added by the SV being stored
+            used = self.w - 1
+        for i in range(self.n):
+            r = self.X + i * self.w
+            off[i] = p
+            for j in range(used):
+                if r[j] != 0.0:
+                    pv[p] = r[j]
+                    pcl[p] = <int>j
+                    p += 1
+            self.nz[i] = <int>(p - off[i])
+        free(self.X); free(self.XT)
+        self.X = NULL
+        self.XT = NULL
+        self.off, self.pval, self.pcol = off, pv, pcl
+        self.pused, self.pcap, self.pholes = p, pc, 0
+        self.nnz_total = p
+        self.mode = STORE_SLAB
+        self.w = 0
+        return self._scratch(nc + 1, nc + 1)
+
+    cdef int _slab_compact(self, long long need) noexcept nogil:
+        """Rewrite the pool without holes, with room for ``need`` more entries."""
+        cdef long long live = self.pused - self.pholes, pc = 2 * (live + need) + 64, p = 0
+        cdef Py_ssize_t i
+        cdef double* pv = <double*>malloc(pc * sizeof(double))
+        cdef int* pcl = <int*>malloc(pc * sizeof(int))
+        if pv == NULL or pcl == NULL:
+            free(pv); free(pcl)
+            return -1
+        for i in range(self.n):
+            memcpy(pv + p, self.pval + self.off[i], self.nz[i] * sizeof(double))
+            memcpy(pcl + p, self.pcol + self.off[i], self.nz[i] * sizeof(int))
+            self.off[i] = p
+            p += self.nz[i]
+        free(self.pval); free(self.pcol)
+        self.pval, self.pcol = pv, pcl
+        self.pused, self.pcap, self.pholes = p, pc, 0
+        return 0
+
+    cdef int _slab_put(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil:
+        """Slab: slot i's vector becomes the m entries (vals, compact cols).  0, or -1."""
+        if i < self.n:
+            self.pholes += self.nz[i]
+            self.nnz_total -= self.nz[i]
+        self.nz[i] = 0
+        self.off[i] = self.pused
+        if self.pused + m > self.pcap and self._slab_compact(m) != 0:
+            return -1
+        memcpy(self.pval + self.pused, vals, m * sizeof(double))
+        memcpy(self.pcol + self.pused, cols, m * sizeof(int))
+        self.off[i] = self.pused
+        self.nz[i] = m
+        self.pused += m
+        self.nnz_total += m
+        return 0
+
+    cdef int _store(self, Py_ssize_t i, const double* x, const int* idx, int nnz) noexcept nogil:
+        """Write the vector (x, idx, nnz) into slot i.  0, or -1 without memory."""
+        cdef int kk, m = 0, c
+        cdef double* r
+        if self.mode == STORE_DENSE:
+            r = self.X + i * self.d
+            memset(r, 0, self.d * sizeof(double))
+            for kk in range(nnz):
+                r[idx[kk]] = x[kk]
+            self._mirror(i)
+            return 0
+        if self._scratch(0, nnz) != 0:
+            return -1
+        for kk in range(nnz):                  # the nonzeros, at compact columns (new ones added)
+            if x[kk] != 0.0:
+                c = self.cmap.add(idx[kk])
+                if c < 0:
+                    return -1
+                self.qidx[m] = c
+                self.ebuf[m] = x[kk]
+                m += 1
+        if self._scratch(self.cmap.n + 1, self.cmap.n + 1) != 0:
+            return -1
+        if self.mode == STORE_COMPACT and self.cmap.n + 1 > self.w and self._widen(self.cmap.n + 1) != 0:
+            return -1
+        if self.mode == STORE_SLAB:
+            return self._slab_put(i, self.ebuf, self.qidx, m)
+        r = self.X + i * self.w
+        memset(r, 0, self.w * sizeof(double))
+        for kk in range(m):
+            r[self.qidx[kk]] = self.ebuf[kk]
+        self._mirror(i)
+        if i < self.n:
+            self.nnz_total -= self.nz[i]
+        self.nz[i] = m
+        self.nnz_total += m
+        return 0
 
     cdef Py_ssize_t append(self, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
         """Add SV x with true coefficients alpha[0:C]; returns its slot, or -1 if full/no memory."""
@@ -142,18 +418,29 @@ cdef class SupportSet:
                 return -1
             if self.reserve(2 * self.cap if self.cap else 64) != 0:
                 return -1
-        self.replace(i, x, idx, nnz, xsq, alpha)         # the new slot gets the newest stamp
+        if self.replace(i, x, idx, nnz, xsq, alpha) != 0:   # the new slot gets the newest stamp
+            return -1
         self.n += 1
         return i
 
     cdef void remove(self, Py_ssize_t i) noexcept nogil:
-        """Delete slot i by moving the last SV into it (O(d + C)).  Ends the averaging history
-        (``track``): the average of the hypotheses is no longer a sum over the SVs present."""
+        """Delete slot i by moving the last SV into it (O(w + C); O(C) in the slab).  Ends the
+        averaging history (``track``): the average of the hypotheses is no longer a sum over the
+        SVs present."""
         cdef Py_ssize_t last = self.n - 1
         self.track = False
+        if self.mode != STORE_DENSE:
+            self.nnz_total -= self.nz[i]
+        if self.mode == STORE_SLAB:
+            self.pholes += self.nz[i]
         if i != last:
-            memcpy(self.X + i * self.d, self.X + last * self.d, self.d * sizeof(double))
-            self._mirror(i)
+            if self.mode == STORE_SLAB:
+                self.off[i] = self.off[last]
+            else:
+                memcpy(self.X + i * self.w, self.X + last * self.w, self.w * sizeof(double))
+                self._mirror(i)
+            if self.mode != STORE_DENSE:
+                self.nz[i] = self.nz[last]
             memcpy(self.coef + i * self.C, self.coef + last * self.C, self.C * sizeof(double))
             memcpy(self.gam + i * self.C, self.gam + last * self.C, self.C * sizeof(double))
             self.sqn[i] = self.sqn[last]
@@ -202,20 +489,80 @@ cdef class SupportSet:
         self.coef[i * self.C + c] = value / self.scale
 
     cdef double* row(self, Py_ssize_t i) noexcept nogil:
-        """The stored dense vector of SV i (d doubles; read-only for learners)."""
-        return self.X + i * self.d
+        """The stored row of SV i: d doubles in dense mode, the compact row (w doubles) in compact
+        mode, NULL in the slab (read-only; mode-agnostic code uses entries / sv_nz)."""
+        if self.mode == STORE_SLAB:
+            return NULL
+        return self.X + i * self.w
 
-    cdef void replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
+    cdef int entries(self, Py_ssize_t i, const double** x, const int** idx) noexcept nogil:
+        """SV i as a query row (x, idx) with ORIGINAL columns; returns its length.  Dense mode:
+        the stored row with 0..d-1 (a dense query, exactly as before); otherwise its nonzeros in
+        stored order, in a buffer of the set valid until the next call that changes the set or
+        calls entries again."""
+        cdef int m = 0, j, kk
+        cdef const double* r
+        if self.mode == STORE_DENSE:
+            x[0] = self.X + i * self.d
+            idx[0] = self.eidx
+            return self.d
+        if self.mode == STORE_COMPACT:
+            r = self.X + i * self.w
+            for j in range(min(self.cmap.n, self.w - 1)):
+                if r[j] != 0.0:
+                    self.ebuf[m] = r[j]
+                    self.eidx[m] = self.cmap.cols[j]
+                    m += 1
+        else:
+            for kk in range(self.nz[i]):
+                self.ebuf[kk] = self.pval[self.off[i] + kk]
+                self.eidx[kk] = self.cmap.cols[self.pcol[self.off[i] + kk]]
+            m = self.nz[i]
+        x[0] = self.ebuf
+        idx[0] = self.eidx
+        return m
+
+    cdef int sv_nz(self, Py_ssize_t i, const double** vals, const int** cols) noexcept nogil:
+        """SV i's stored values without copying (thread-safe while the set does not change):
+        ``cols`` NULL means a row whose k-th value sits at column k (dense: original, compact:
+        compact columns; zeros included), otherwise the compact columns of the slab's entries.
+        col_of maps a compact column to the original one."""
+        if self.mode == STORE_SLAB:
+            vals[0] = self.pval + self.off[i]
+            cols[0] = self.pcol + self.off[i]
+            return self.nz[i]
+        vals[0] = self.X + i * self.w
+        cols[0] = NULL
+        return self.d if self.mode == STORE_DENSE else <int>min(self.cmap.n, self.w - 1)
+
+    cdef int col_of(self, int c) noexcept nogil:
+        """The original column of stored column c (see sv_nz)."""
+        return c if self.mode == STORE_DENSE else self.cmap.cols[c]
+
+    cdef double value_at(self, Py_ssize_t i, int col) noexcept nogil:
+        """x_i at original column col (0 <= col < d)."""
+        cdef int c, kk
+        if self.mode == STORE_DENSE:
+            return self.X[i * self.d + col]
+        c = self.cmap.get(col)
+        if c < 0:
+            return 0.0
+        if self.mode == STORE_COMPACT:
+            return self.X[i * self.w + c] if c < self.w else 0.0
+        for kk in range(self.nz[i]):
+            if self.pcol[self.off[i] + kk] == c:
+                return self.pval[self.off[i] + kk]
+        return 0.0
+
+    cdef int replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil:
         """Overwrite slot i with a new SV (x, alpha): it counts as the newest SV.  Overwriting an SV
-        present (i < n) removes it, and ends the averaging history as ``remove`` does."""
-        cdef int kk, c
-        cdef double* r = self.X + i * self.d
+        present (i < n) removes it, and ends the averaging history as ``remove`` does.  0, or -1
+        without memory (wide data: the compact width or the slab could not grow)."""
+        cdef int c
         if i < self.n:
             self.track = False
-        memset(r, 0, self.d * sizeof(double))
-        for kk in range(nnz):
-            r[idx[kk]] = x[kk]
-        self._mirror(i)
+        if self._store(i, x, idx, nnz) != 0:
+            return -1
         self.sqn[i] = xsq
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
@@ -223,49 +570,180 @@ cdef class SupportSet:
             self.track_change(i, c, alpha[c])
         self.stamp[i] = self.clock
         self.clock += 1
+        return 0
 
-    cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil:
-        """Overwrite slot i with the dense vector z[0:d] and coefficients alpha, keeping its place in
-        insertion order (a merged SV takes the place of the one it replaces, as in BudgetedSVM).
-        The SV it overwrites leaves the set: the averaging history ends as in ``remove``."""
-        cdef int j, c
-        cdef double* r = self.X + i * self.d
+    cdef void _set_coefs(self, Py_ssize_t i, const double* alpha) noexcept nogil:
+        cdef int c
         self.track = False
-        for j in range(self.d):
-            r[j] = z[j]
-        self._mirror(i)
-        self.sqn[i] = row_sqnorm(r, self.d)
         for c in range(self.C):
             self.coef[i * self.C + c] = alpha[c] / self.scale
             self.gam[i * self.C + c] = 0.0             # a new coefficient: its history starts now
             self.track_change(i, c, alpha[c])
+
+    cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil:
+        """Dense mode: overwrite slot i with the dense vector z[0:d] and coefficients alpha, keeping
+        its place in insertion order (a merged SV takes the place of the one it replaces, as in
+        BudgetedSVM).  The SV it overwrites leaves the set: the averaging history ends as in
+        ``remove``.  (Any mode: merge_into.)"""
+        cdef int j
+        cdef double* r = self.X + i * self.d
+        for j in range(self.d):
+            r[j] = z[j]
+        self._mirror(i)
+        self.sqn[i] = row_sqnorm(r, self.d)
+        self._set_coefs(i, alpha)
+
+    cdef int merge_into(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil:
+        """Slot m <- z = h x_m + (1 - h) x_j with coefficients alpha, keeping m's place in insertion
+        order (BSGD's merge; slot j is left as it is).  Dense: z over all d columns (set_dense);
+        compact: over the compact columns; slab: over the union of the two supports, m's
+        entries first.  0, or -1 without memory."""
+        cdef Py_ssize_t t
+        cdef int kk, cnt = 0, c
+        cdef double* rm
+        cdef const double* rj
+        cdef double v
+        cdef long long om, oj
+        if self.mode == STORE_DENSE:
+            if self.ecap < self.d:
+                free(self.ebuf)
+                self.ebuf = <double*>malloc(self.d * sizeof(double))
+                if self.ebuf == NULL:
+                    self.ecap = 0
+                    return -1
+                self.ecap = self.d
+            rm = self.X + m * self.d
+            rj = self.X + j * self.d
+            for t in range(self.d):
+                self.ebuf[t] = h * rm[t] + (1.0 - h) * rj[t]
+            self.set_dense(m, self.ebuf, alpha)
+            return 0
+        if self.mode == STORE_COMPACT:
+            rm = self.X + m * self.w
+            rj = self.X + j * self.w
+            for t in range(self.w):
+                rm[t] = h * rm[t] + (1.0 - h) * rj[t]
+                cnt += rm[t] != 0.0
+            self._mirror(m)
+            self.sqn[m] = row_sqnorm(rm, self.w)
+            self.nnz_total += cnt - self.nz[m]
+            self.nz[m] = cnt
+            self._set_coefs(m, alpha)
+            return 0
+        # slab: both scattered, m's entries then j's entries outside m's support
+        self._scatter(m, self.sbuf)
+        self._scatter(j, self.tbuf)
+        om = self.off[m]
+        oj = self.off[j]
+        for kk in range(self.nz[m]):
+            c = self.pcol[om + kk]
+            v = h * self.pval[om + kk] + (1.0 - h) * self.tbuf[c]
+            if v != 0.0:
+                self.ebuf[cnt] = v
+                self.qidx[cnt] = c
+                cnt += 1
+        for kk in range(self.nz[j]):
+            c = self.pcol[oj + kk]
+            if self.sbuf[c] == 0.0:
+                v = h * 0.0 + (1.0 - h) * self.pval[oj + kk]
+                if v != 0.0:
+                    self.ebuf[cnt] = v
+                    self.qidx[cnt] = c
+                    cnt += 1
+        self._unscatter(m, self.sbuf)
+        self._unscatter(j, self.tbuf)
+        if self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
+            return -1
+        self.sqn[m] = row_sqnorm(self.ebuf, cnt)
+        self._set_coefs(m, alpha)
+        return 0
+
+    # -- kernel values ----------------------------------------------------------------------
+    cdef int _load(self, const double* x, const int* idx, int nnz) noexcept nogil:
+        """Prepare a query: compact mode translates its columns into qidx (columns no SV has ->
+        the zero column w - 1); the slab scatters it into qbuf.  0, or -1 (``failed`` set)."""
+        cdef int kk, c
+        if self.mode == STORE_DENSE:
+            return 0
+        if nnz > self.qcap and self._scratch(0, nnz) != 0:
+            self.failed = True
+            return -1
+        if self.mode == STORE_COMPACT:
+            for kk in range(nnz):
+                c = self.cmap.get(idx[kk])
+                self.qidx[kk] = c if 0 <= c < self.w - 1 else self.w - 1
+            return 0
+        for kk in range(nnz):
+            c = self.cmap.get(idx[kk])
+            self.qidx[kk] = c
+            if c >= 0:
+                self.qbuf[c] = x[kk]
+        self.qsq = row_sqnorm(x, nnz)
+        return 0
+
+    cdef void _unload(self, const int* idx, int nnz) noexcept nogil:
+        cdef int kk
+        if self.mode == STORE_SLAB:
+            for kk in range(nnz):
+                if self.qidx[kk] >= 0:
+                    self.qbuf[self.qidx[kk]] = 0.0
+
+    cdef void _scatter(self, Py_ssize_t i, double* buf) noexcept nogil:
+        cdef int kk
+        for kk in range(self.nz[i]):
+            buf[self.pcol[self.off[i] + kk]] = self.pval[self.off[i] + kk]
+
+    cdef void _unscatter(self, Py_ssize_t i, double* buf) noexcept nogil:
+        cdef int kk
+        for kk in range(self.nz[i]):
+            buf[self.pcol[self.off[i] + kk]] = 0.0
+
+    cdef void _dists(self, Py_ssize_t lo, Py_ssize_t hi, const double* x, const int* idx, int nnz,
+                            double* out) noexcept nogil:
+        """||x_i - x||^2 for SVs lo..hi-1 of the loaded query."""
+        if self.mode == STORE_DENSE:
+            ok_sqdist_fm(self.XT, self.cap, lo, hi, x, idx, nnz, nnz == self.d, self.sqn, out)
+        elif self.mode == STORE_COMPACT:
+            ok_sqdist_fm(self.XT, self.cap, lo, hi, x, self.qidx, nnz, False, self.sqn, out)
+        else:
+            ok_sqdist_slab(self.off, self.nz, self.pval, self.pcol, lo, hi, self.qbuf, self.qsq, out)
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""
         cdef const double* r = self.X + i * self.d
         cdef double dist, part, t, sk
         cdef int kk
-        if nnz == self.d:
+        if self.mode == STORE_DENSE and nnz == self.d:
             # dense query: (x_k - s)^2 in index order, exactly as ok_sqdist_fm's dense lanes
             dist = 0.0
             for kk in range(nnz):
                 t = x[kk] - r[kk]
                 dist += t * t
             return dist
-        # sparse query against a dense SV: exact differences on the query's support plus the SV's
-        # mass outside it (sqn minus its mass on the support).  Both sums run in index order with
-        # one accumulator, like row_sqnorm, so an SV whose support lies inside the query's (a
-        # duplicate above all) leaves exactly 0, and k(x, x) = 1.
-        dist = 0.0
-        part = 0.0
-        for kk in range(nnz):
-            sk = r[idx[kk]]
-            part += sk * sk
-            t = x[kk] - sk
-            dist += t * t
-        t = self.sqn[i] - part
-        if t > 0.0:
-            dist += t
+        if self.mode == STORE_DENSE:
+            # sparse query against a dense SV: exact differences on the query's support plus the
+            # SV's mass outside it (sqn minus its mass on the support).  Both sums run in index
+            # order with one accumulator, like row_sqnorm, so an SV whose support lies inside the
+            # query's (a duplicate above all) leaves exactly 0, and k(x, x) = 1.
+            dist = 0.0
+            part = 0.0
+            for kk in range(nnz):
+                sk = r[idx[kk]]
+                part += sk * sk
+                t = x[kk] - sk
+                dist += t * t
+            t = self.sqn[i] - part
+            if t > 0.0:
+                dist += t
+            return dist
+        if self._load(x, idx, nnz) != 0:
+            return NAN
+        # one SV: the routines write out[i], so shift the arrays to make it out[0]
+        if self.mode == STORE_COMPACT:
+            ok_sqdist_fm(self.XT + i, self.cap, 0, 1, x, self.qidx, nnz, False, self.sqn + i, &dist)
+        else:
+            ok_sqdist_slab(self.off + i, self.nz + i, self.pval, self.pcol, 0, 1, self.qbuf, self.qsq, &dist)
+        self._unload(idx, nnz)
         return dist
 
     cdef double kernel_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
@@ -274,11 +752,40 @@ cdef class SupportSet:
 
     cdef double log_kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """ln k(x_i, x_j) = -gamma ||x_i - x_j||^2 between two stored SVs."""
-        return -self.gamma * ok_sqdist(self.X + i * self.d, self.X + j * self.d, self.d)
+        cdef double dist
+        if self.mode != STORE_SLAB:
+            return -self.gamma * ok_sqdist(self.X + i * self.w, self.X + j * self.w, self.w)
+        self._scatter(j, self.tbuf)
+        ok_sqdist_slab(self.off + i, self.nz + i, self.pval, self.pcol, 0, 1, self.tbuf, self.sqn[j], &dist)
+        self._unscatter(j, self.tbuf)
+        return -self.gamma * dist
 
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """k(x_i, x_j) between two stored SVs."""
         return ok_exp_scalar(self.log_kernel_sv(i, j))
+
+    cdef void begin_sv_query(self, Py_ssize_t m) noexcept nogil:
+        """Make SV m the query of log_kernels_sv (the slab scatters it); end with end_sv_query."""
+        if self.mode == STORE_SLAB:
+            self._scatter(m, self.sbuf)
+        self.sq_slot = m
+
+    cdef void log_kernels_sv(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double* out) noexcept nogil:
+        """out[i] = ln k(x_m, x_i) for SVs a..b-1 (log_kernel_sv(i, m)'s value), m the SV of
+        begin_sv_query.  Reads only: blocks of candidates may run in parallel."""
+        cdef Py_ssize_t i
+        if self.mode == STORE_SLAB:
+            ok_sqdist_slab(self.off, self.nz, self.pval, self.pcol, a, b, self.sbuf, self.sqn[m], out + a)
+            for i in range(a, b):
+                out[i] = -self.gamma * out[i]
+            return
+        for i in range(a, b):
+            out[i] = -self.gamma * ok_sqdist(self.X + i * self.w, self.X + m * self.w, self.w)
+
+    cdef void end_sv_query(self) noexcept nogil:
+        if self.mode == STORE_SLAB and self.sq_slot >= 0:
+            self._unscatter(self.sq_slot, self.sbuf)
+        self.sq_slot = -1
 
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
         """Kernel values of SVs [b*SV_BLOCK, ...) into self.k, and their partial score."""
@@ -287,7 +794,7 @@ cdef class SupportSet:
         cdef double* out
         if hi > self.n:
             hi = self.n
-        ok_sqdist_fm(self.XT, self.cap, lo, hi, x, idx, nnz, nnz == self.d, self.sqn, self.k)
+        self._dists(lo, hi, x, idx, nnz, self.k)
         for i in range(lo, hi):
             self.k[i] = -self.gamma * self.k[i]
         ok_vexp(self.k + lo, self.k + lo, <int>(hi - lo))
@@ -304,13 +811,20 @@ cdef class SupportSet:
                     out[c] += self.coef[i * C + c] * self.k[i]
 
     cdef void _blocks(self, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
-        cdef Py_ssize_t nb = (self.n + SV_BLOCK - 1) // SV_BLOCK, b
+        cdef Py_ssize_t nb = (self.n + SV_BLOCK - 1) // SV_BLOCK, b, i
+        if self._load(x, idx, nnz) != 0:
+            for i in range(self.n):
+                self.k[i] = NAN
+            for b in range(nb * self.C):
+                self.part[b] = NAN
+            return
         if self.n_threads > 1 and nb > 1 and self.n * (nnz + 8) >= self.par_threshold:
             for b in prange(nb, num_threads=self.n_threads, schedule="static"):
                 self._block(b, x, idx, nnz, xsq, want_scores)
         else:
             for b in range(nb):
                 self._block(b, x, idx, nnz, xsq, want_scores)
+        self._unload(idx, nnz)
 
     cdef void kernel_row(self, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """self.k[i] = k(x_i, x) for every SV."""
@@ -330,6 +844,32 @@ cdef class SupportSet:
                 out[c] += self.part[b * self.C + c]
         for c in range(self.C):
             out[c] *= self.scale
+
+    cdef void linear_row(self, const double* x, const int* idx, int nnz) noexcept nogil:
+        """self.k[i] = x_i^T x for every SV (the linear kernel; one accumulator per SV, over the
+        query's nonzeros in order, or the SV's in the slab)."""
+        cdef Py_ssize_t i
+        cdef int kk
+        cdef double s
+        cdef const double* r
+        if self._load(x, idx, nnz) != 0:
+            for i in range(self.n):
+                self.k[i] = NAN
+            return
+        for i in range(self.n):
+            s = 0.0
+            if self.mode == STORE_SLAB:
+                for kk in range(self.nz[i]):
+                    s += self.qbuf[self.pcol[self.off[i] + kk]] * self.pval[self.off[i] + kk]
+            else:
+                r = self.X + i * self.w
+                if self.mode == STORE_DENSE and nnz == self.d:
+                    s = ok_dot(r, x, nnz)
+                else:
+                    for kk in range(nnz):
+                        s += r[idx[kk] if self.mode == STORE_DENSE else self.qidx[kk]] * x[kk]
+            self.k[i] = s
+        self._unload(idx, nnz)
 
     cdef void average_correction(self, long long t, double* out) noexcept nogil:
         """out[c] = -(1/t) sum_i gam_ic k_i with the kernel row of the last query in self.k: added to
@@ -353,9 +893,35 @@ cdef class SupportSet:
             self.gam[i * self.C + c] += delta * <double>self.now
 
     # -- Python access ----------------------------------------------------------------------
+    def _csr(self):
+        """(data, indices, indptr) of the SVs in slot order, original columns, stored order."""
+        cdef Py_ssize_t i
+        cdef const double* xv
+        cdef const int* iv
+        cdef int m, kk
+        indptr = np.zeros(self.n + 1, dtype=np.int64)
+        data, indices = [], []
+        for i in range(self.n):
+            m = self.entries(i, &xv, &iv)
+            dv = np.array([xv[kk] for kk in range(m)], dtype=np.float64)
+            jv = np.array([iv[kk] for kk in range(m)], dtype=np.int32)
+            keep = dv != 0.0
+            data.append(dv[keep])
+            indices.append(jv[keep])
+            indptr[i + 1] = indptr[i] + int(keep.sum())
+        cat = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dtype=dt)
+        return cat(data, np.float64), cat(indices, np.int32), indptr
+
     @property
     def support_vectors(self):
-        """(n, d) array of the SVs, in slot order."""
+        """The SVs in slot order: an (n, d) array in dense mode, otherwise an (n, d) CSR matrix
+        (scipy.sparse) with the original columns, sorted within each row."""
+        if self.mode != STORE_DENSE:
+            import scipy.sparse as sp
+            data, indices, indptr = self._csr()
+            m = sp.csr_matrix((data, indices, indptr), shape=(self.n, self.d))
+            m.sort_indices()
+            return m
         out = np.empty((self.n, self.d))
         cdef double[:, ::1] ov = out
         if self.n:
@@ -378,69 +944,202 @@ cdef class SupportSet:
         st = np.array([self.stamp[i] for i in range(self.n)], dtype=np.int64)
         return np.argsort(st, kind="stable")
 
-    def kernel_values(self, x):
-        """k(x_i, x) for a dense query x (tests)."""
-        cdef double[::1] xv = np.ascontiguousarray(x, dtype=np.float64)
-        if xv.shape[0] != self.d:
-            raise ValueError("query has the wrong dimension")
-        idx = np.arange(self.d, dtype=np.int32)
-        cdef int[::1] iv = idx
+    @property
+    def stored_nonzeros(self):
+        """Nonzeros held by the SVs present (compact and slab modes; n * d when dense)."""
+        return int(self.nnz_total) if self.mode != STORE_DENSE else self.n * self.d
+
+    def nbytes(self):
+        """Bytes this set has allocated (malloc, which tracemalloc does not see)."""
+        cdef Py_ssize_t cap = self.cap, nb = (self.cap + SV_BLOCK - 1) // SV_BLOCK
+        total = cap * (3 * sizeof(double) + sizeof(long long) + sizeof(int)) + 2 * cap * self.C * sizeof(double)
+        total += nb * self.C * sizeof(double)
+        if self.mode == STORE_SLAB:
+            total += cap * sizeof(long long) + self.pcap * (sizeof(double) + sizeof(int))
+        else:
+            total += 2 * cap * self.w * sizeof(double)
+        total += 3 * self.scap * sizeof(double) + self.qcap * sizeof(int)
+        total += self.ecap * (sizeof(double) + sizeof(int)) if self.mode != STORE_DENSE else self.d * sizeof(int)
+        if self.cmap is not None:
+            total += self.cmap.nbytes()
+        return int(total)
+
+    def _query(self, data, indices):
+        """(data, indices) of a Python query, validated: ``indices`` None means a dense row of d."""
+        dv = np.ascontiguousarray(data, dtype=np.float64).ravel()
+        idx = np.arange(dv.shape[0]) if indices is None else np.asarray(indices).ravel()
+        if (indices is None and dv.shape[0] != self.d) or len(idx) != dv.shape[0] or \
+                (len(idx) and (idx.min() < 0 or idx.max() >= self.d or np.unique(idx).size != len(idx))):
+            raise ValueError("query does not match the support set's dimension")
+        if indices is None and self.mode != STORE_DENSE:     # wide: the nonzeros only
+            keep = dv != 0.0
+            dv, idx = dv[keep], idx[keep]
+        return np.append(dv, 0.0), np.append(idx, 0).astype(np.int32), dv.shape[0]
+
+    def kernel_values(self, x, indices=None):
+        """k(x_i, x) for every SV: a dense query x of d values, or the sparse query (x, indices)
+        with distinct 0-based indices (tests)."""
+        dq, iq, nnz = self._query(x, indices)
+        cdef double[::1] xv = dq
+        cdef int[::1] iv = iq
         if self.n:
-            self.kernel_row(&xv[0], &iv[0], self.d, row_sqnorm(&xv[0], self.d))
+            self.kernel_row(&xv[0], &iv[0], nnz, row_sqnorm(&xv[0], nnz))
         return np.array([self.k[i] for i in range(self.n)])
 
     def sqdists(self, data, indices=None):
         """||x_i - x||^2 for every SV (slot order) through the kernel row's routine.
 
         ``indices`` None: ``data`` is a dense query of d values; otherwise the sparse query
-        (data, indices) with increasing 0-based indices (tests and diagnostics).
+        (data, indices) with distinct 0-based indices (tests and diagnostics).
         """
-        cdef double[::1] dv = np.ascontiguousarray(data, dtype=np.float64)
-        cdef int nnz = dv.shape[0]
-        idx = np.arange(nnz) if indices is None else np.asarray(indices)
-        if (indices is None and nnz != self.d) or len(idx) != nnz or \
-                (nnz and (idx.min() < 0 or idx.max() >= self.d or np.any(np.diff(idx) <= 0))):
-            raise ValueError("query does not match the support set's dimension")
-        cdef int[::1] iv = np.append(idx, 0).astype(np.int32)
-        cdef double dummy = 0.0
+        dq, iq, nnz = self._query(data, indices)
+        cdef double[::1] dv = dq
+        cdef int[::1] iv = iq
         out = np.zeros(self.n)
         cdef double[::1] ov = out
         if self.n:
-            ok_sqdist_fm(self.XT, self.cap, 0, self.n, &dv[0] if nnz else &dummy, &iv[0], nnz,
-                         nnz == self.d, self.sqn, &ov[0])
+            if self._load(&dv[0], &iv[0], nnz) != 0:
+                raise MemoryError("cannot grow the query buffer")
+            self._dists(0, self.n, &dv[0], &iv[0], nnz, &ov[0])
+            self._unload(&iv[0], nnz)
         return out
 
+    def sv_kernels(self, Py_ssize_t m):
+        """k(x_m, x_i) for every SV i through the merge's routine (log_kernels_sv; tests)."""
+        if not 0 <= m < self.n:
+            raise IndexError("no such support vector")
+        out = np.zeros(self.n)
+        cdef double[::1] ov = out
+        self.begin_sv_query(m)
+        self.log_kernels_sv(m, 0, self.n, &ov[0])
+        self.end_sv_query()
+        return np.exp(out)
+
+    def kernel_pair(self, Py_ssize_t i, Py_ssize_t j):
+        """k(x_i, x_j) between two stored SVs (kernel_sv; tests)."""
+        if not (0 <= i < self.n and 0 <= j < self.n):
+            raise IndexError("no such support vector")
+        return self.kernel_sv(i, j)
+
+    def merge(self, Py_ssize_t m, Py_ssize_t j, double h, alpha):
+        """Slot m <- h x_m + (1 - h) x_j with coefficients alpha (merge_into; tests)."""
+        if not (0 <= m < self.n and 0 <= j < self.n):
+            raise IndexError("no such support vector")
+        cdef double[::1] av = np.ascontiguousarray(alpha, dtype=np.float64).reshape(self.C)
+        if self.merge_into(m, j, h, &av[0]) != 0:
+            raise MemoryError("cannot merge")
+
+    def add(self, data, indices=None, alpha=None):
+        """Append an SV (a dense row of d, or sparse (data, indices)); returns its slot (tests)."""
+        dq, iq, nnz = self._query(data, indices)
+        cdef double[::1] dv = dq
+        cdef int[::1] iv = iq
+        cdef double[::1] av = np.ones(self.C) if alpha is None else \
+            np.ascontiguousarray(alpha, dtype=np.float64).reshape(self.C)
+        cdef Py_ssize_t i = self.append(&dv[0], &iv[0], nnz, row_sqnorm(&dv[0], nnz), &av[0])
+        if i < 0:
+            raise MemoryError("support set full or out of memory")
+        return i
+
+    def discard(self, Py_ssize_t i):
+        """Remove slot i (the last SV moves into it; tests)."""
+        if not 0 <= i < self.n:
+            raise IndexError("no such support vector")
+        self.remove(i)
+
     def get_state(self):
+        """The set as plain arrays: dense mode ``X`` (n, d) as before; compact and slab modes
+        the SVs as CSR with original columns (``data``, ``indices``, ``indptr``, stored order),
+        the column map's ``columns`` and the compact ``width``: size proportional to the stored
+        nonzeros, and set_state restores the same bits."""
         cdef Py_ssize_t i
-        X = self.support_vectors
         coef = np.array([self.coef[i] for i in range(self.n * self.C)]).reshape(self.n, self.C)
         stamp = np.array([self.stamp[i] for i in range(self.n)], dtype=np.int64)
         sqn = np.array([self.sqn[i] for i in range(self.n)])
         gam = np.array([self.gam[i] for i in range(self.n * self.C)]).reshape(self.n, self.C)
-        return {"d": self.d, "C": self.C, "gamma": self.gamma, "budget": self.budget, "n_threads": self.n_threads,
-                "scale": self.scale, "clock": self.clock, "X": X, "coef": coef, "stamp": stamp, "sqn": sqn,
-                "track": int(self.track), "gam": gam}
+        st = {"d": self.d, "C": self.C, "gamma": self.gamma, "budget": self.budget, "n_threads": self.n_threads,
+              "scale": self.scale, "clock": self.clock, "coef": coef, "stamp": stamp, "sqn": sqn,
+              "track": int(self.track), "gam": gam}
+        if self.mode == STORE_DENSE:
+            st["X"] = self.support_vectors
+        else:
+            data, indices, indptr = self._csr()
+            st.update(storage=self.storage, width=int(self.w), columns=self.cmap.columns(),
+                      data=data, indices=indices, indptr=indptr)
+        return st
 
     def set_state(self, st):
-        cdef Py_ssize_t i, n = np.asarray(st["X"]).shape[0]
-        if np.asarray(st["X"]).shape != (n, self.d) or np.asarray(st["coef"]).shape != (n, self.C) \
+        cdef Py_ssize_t i, n
+        cdef int w
+        if "X" in st:
+            n = np.asarray(st["X"]).shape[0]
+            if np.asarray(st["X"]).shape != (n, self.d):
+                raise ValueError("support set arrays have inconsistent shapes")
+        else:
+            indptr = np.asarray(st["indptr"], dtype=np.int64)
+            data = np.ascontiguousarray(st["data"], dtype=np.float64)
+            indices = np.ascontiguousarray(st["indices"], dtype=np.int32)
+            n = indptr.shape[0] - 1
+            if n < 0 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[n] != data.shape[0] \
+                    or indices.shape != data.shape or \
+                    (indices.size and (indices.min() < 0 or indices.max() >= self.d)):
+                raise ValueError("support set arrays have inconsistent shapes")
+        if np.asarray(st["coef"]).shape != (n, self.C) \
                 or np.asarray(st["stamp"]).shape != (n,) or np.asarray(st["sqn"]).shape != (n,):
             raise ValueError("support set arrays have inconsistent shapes")
         if self.budget >= 0 and n > self.budget:
             raise ValueError("support set holds more vectors than its budget")
-        cdef const double[:, ::1] Xv = np.ascontiguousarray(st["X"], dtype=np.float64).reshape(n, self.d)
-        cdef const double[:, ::1] cv = np.ascontiguousarray(st["coef"], dtype=np.float64).reshape(n, self.C)
-        cdef const long long[::1] sv = np.ascontiguousarray(st["stamp"], dtype=np.int64)
-        cdef const double[::1] qv = np.ascontiguousarray(st["sqn"], dtype=np.float64)
-        if self.reserve(max(n, 1)) != 0 or (n > self.cap):
-            raise MemoryError("cannot allocate the support set")
         gam = np.zeros((n, self.C)) if "gam" not in st else np.asarray(st["gam"], dtype=np.float64)
         if gam.shape != (n, self.C):
             raise ValueError("support set arrays have inconsistent shapes")
+        cdef const double[:, ::1] cv = np.ascontiguousarray(st["coef"], dtype=np.float64).reshape(n, self.C)
+        cdef const long long[::1] sv = np.ascontiguousarray(st["stamp"], dtype=np.int64)
+        cdef const double[::1] qv = np.ascontiguousarray(st["sqn"], dtype=np.float64)
         cdef const double[:, ::1] gv = np.ascontiguousarray(gam).reshape(n, self.C)
+        cdef const double[:, ::1] Xv
+        cdef const double[::1] dv
+        cdef const int[::1] jv
+        if "X" not in st and self.mode != STORE_DENSE:
+            # the saved column map (same compact order) and width, before any SV is stored
+            cols = np.asarray(st["columns"])
+            if cols.ndim != 1 or (cols.size and (cols.min() < 0 or cols.max() >= self.d)) \
+                    or len(np.unique(cols)) != cols.size:
+                raise ValueError("support set column map is inconsistent")
+            self.cmap = ColumnMap(cols)
+            if self.mode == STORE_COMPACT:
+                w = int(st["width"])
+                if w < cols.size + 1:
+                    raise ValueError("support set width is inconsistent")
+                free(self.X); free(self.XT)
+                self.X = <double*>calloc(self.cap * w, sizeof(double))
+                self.XT = <double*>calloc(self.cap * w, sizeof(double))
+                if self.X == NULL or self.XT == NULL:
+                    raise MemoryError("cannot allocate the support set")
+                self.w = w
+            if self._scratch(cols.size + 1, cols.size + 1) != 0:
+                raise MemoryError("cannot allocate the support set")
+        if self.reserve(max(n, 1)) != 0 or (n > self.cap):
+            raise MemoryError("cannot allocate the support set")
+        if "X" in st:
+            Xv = np.ascontiguousarray(st["X"], dtype=np.float64).reshape(n, self.d)
+            for i in range(n):
+                if self.mode == STORE_DENSE:
+                    memcpy(self.X + i * self.d, &Xv[i, 0], self.d * sizeof(double))
+                    self._mirror(i)
+                else:                                   # a dense file loaded into wide storage
+                    row = np.asarray(Xv[i])
+                    nzc = np.flatnonzero(row).astype(np.int32)
+                    self._store_py(i, np.append(row[nzc], 0.0), np.append(nzc, 0).astype(np.int32), nzc.size)
+        else:
+            if self.mode == STORE_DENSE:
+                raise ValueError("a sparse support set state needs wide storage")
+            dv = np.append(data, 0.0)
+            jv = np.append(indices, 0).astype(np.int32)
+            for i in range(n):
+                if self._store(i, &dv[indptr[i]], &jv[indptr[i]], <int>(indptr[i + 1] - indptr[i])) != 0:
+                    raise MemoryError("cannot allocate the support set")
+                self.n = i + 1                         # _store counts a slot >= n as new
         for i in range(n):
-            memcpy(self.X + i * self.d, &Xv[i, 0], self.d * sizeof(double))
-            self._mirror(i)
             memcpy(self.coef + i * self.C, &cv[i, 0], self.C * sizeof(double))
             memcpy(self.gam + i * self.C, &gv[i, 0], self.C * sizeof(double))
             self.stamp[i] = sv[i]
@@ -450,12 +1149,20 @@ cdef class SupportSet:
         self.clock = int(st["clock"])
         self.track = bool(st.get("track", 0))
 
+    def _store_py(self, Py_ssize_t i, data, indices, int nnz):
+        cdef const double[::1] dv = data
+        cdef const int[::1] jv = indices
+        if self._store(i, &dv[0], &jv[0], nnz) != 0:
+            raise MemoryError("cannot allocate the support set")
+        self.n = max(self.n, i + 1)
+
     def __reduce__(self):
         return (_rebuild_support, (self.get_state(),))
 
 
 def _rebuild_support(st):
-    s = SupportSet(int(st["d"]), int(st["C"]), float(st["gamma"]), int(st["budget"]), int(st["n_threads"]))
+    s = SupportSet(int(st["d"]), int(st["C"]), float(st["gamma"]), int(st["budget"]), int(st["n_threads"]),
+                   storage=str(st.get("storage", "auto")))
     s.set_state(st)
     return s
 
@@ -490,7 +1197,7 @@ cdef class KernelCore(LearnerCore):
         if self.averaged:
             for c in range(self.n_outputs):
                 out[c] += self.avg_buf[c]
-        return 0
+        return -1 if self.sv.failed else 0
 
     def set_averaged(self, bint on):
         """Record and return the average of the hypotheses used so far instead of the current

@@ -96,8 +96,7 @@ cdef class BPAsCore(KernelCore):
         krt = self.sv.k[rbest]
         ar = sv_alpha(self.sv, rbest, 0)
         bbest = ar * krt + tau * y
-        self.sv.replace(rbest, x, idx, nnz, self.xsq, &bbest)
-        return 0
+        return self.sv.replace(rbest, x, idx, nnz, self.xsq, &bbest)
 
     cdef int step_multiclass(self, const double* x, const int* idx, int nnz, int y, double* out) noexcept nogil:
         cdef int C = self.n_outputs, s, k
@@ -136,8 +135,7 @@ cdef class BPAsCore(KernelCore):
                 rbest, Qbest = r, Q
                 for k in range(C):
                     self.best[k] = self.beta[k]
-        self.sv.replace(rbest, x, idx, nnz, self.xsq, self.best)
-        return 0
+        return self.sv.replace(rbest, x, idx, nnz, self.xsq, self.best)
 
     def get_state(self):
         st = KernelCore.get_state(self)

@@ -40,7 +40,8 @@ from libc.math cimport fabs, sqrt, isfinite, INFINITY
 from cython.parallel cimport prange
 
 from onlinekern._core.learner cimport TASK_MULTICLASS, TASK_REGRESSION
-from onlinekern._core.support cimport KernelCore, sv_alpha, ok_scan_min, ok_first_ge, ok_coef_norms
+from onlinekern._core.support cimport (KernelCore, sv_alpha, ok_scan_min, ok_first_ge, ok_coef_norms,
+                                       STORE_DENSE, STORE_SLAB)
 
 cdef extern from *:
     """
@@ -612,7 +613,6 @@ cdef class BSGDCore(KernelCore):
     cdef readonly int maintenance
     cdef public TaskLoss loss
     cdef object buf_                  # scratch arrays below (kept alive here)
-    cdef double* z                    # d: the merged point
     cdef double* lane                 # 10 (B + 1): per merge candidate ln kappa, a1, a2, lo, hi,
                                       # h, k1, k2, kappa, L (structure of arrays)
     cdef double* work                 # GOLDEN_WORK (B + 1 + 16 MAX_CHUNKS): golden_lanes / finish_lanes
@@ -637,13 +637,12 @@ cdef class BSGDCore(KernelCore):
         self.lam = lam
         self.merge_tol = merge_tol
         self.lcap = budget + 1
-        self.buf_ = (np.zeros(self.n_features), np.zeros(10 * self.lcap), np.zeros(budget + 1),
+        self.buf_ = (np.zeros(1), np.zeros(10 * self.lcap), np.zeros(budget + 1),
                      np.zeros(self.n_outputs), np.zeros(GOLDEN_WORK * (self.lcap + 16 * MAX_CHUNKS)),
                      np.zeros(self.lcap, dtype=np.intp))
         cdef double[::1] a = self.buf_[0], b = self.buf_[1], c = self.buf_[2], e = self.buf_[3], f = self.buf_[4]
         cdef Py_ssize_t[::1] g = self.buf_[5]
         self.lidx = &g[0]
-        self.z = &a[0]
         self.lane = &b[0]
         self.norms = &c[0]
         self.az = &e[0]
@@ -668,7 +667,7 @@ cdef class BSGDCore(KernelCore):
         if self.sv.append(x, idx, nnz, self.xsq, g) < 0:
             return -1
         if self.sv.n > self.budget:                          # 4. budget maintenance
-            self.maintain(n_old, g)
+            return self.maintain(n_old, g)
         return 0
 
     cdef Py_ssize_t oldest_of_min(self, Py_ssize_t n) noexcept nogil:
@@ -677,7 +676,7 @@ cdef class BSGDCore(KernelCore):
         cdef double vmin = ok_scan_min(self.norms, n)
         return okbsgd_oldest_le(self.norms, self.sv.stamp, n, vmin + NORM_TIE_RTOL * vmin)
 
-    cdef void maintain(self, Py_ssize_t n_old, const double* a_new) noexcept nogil:
+    cdef int maintain(self, Py_ssize_t n_old, const double* a_new) noexcept nogil:
         cdef Py_ssize_t i, j, new = self.sv.n - 1
         self.n_maintenance += 1
         # a duplicate of x_t among the old SVs (the kernel row of step 1 is still in self.sv.k;
@@ -692,21 +691,23 @@ cdef class BSGDCore(KernelCore):
             if self.maintenance == MAINTAIN_MERGING:
                 self.sv.add_coef(j, a_new)                # alpha_j += alpha_new
             self.sv.remove(new)
-            return
+            return 0
         # ||alpha_i||^2 k(x_i, x_i), k(x_i, x_i) = 1 for the Gaussian kernel
         ok_coef_norms(self.sv.coef, self.sv.scale, self.n_outputs, self.sv.n, 0, self.norms)
         if self.maintenance == MAINTAIN_REMOVAL:
             self.sv.remove(self.oldest_of_min(self.sv.n))
-        else:
-            self.merge(self.oldest_of_min(self.sv.n))
+            return 0
+        return self.merge(self.oldest_of_min(self.sv.n))
 
-    cdef void merge(self, Py_ssize_t m) noexcept nogil:
+    cdef int merge(self, Py_ssize_t m) noexcept nogil:
         cdef Py_ssize_t n = self.sv.n, i, best = -1, ch, nch = 1
-        cdef int c, C = self.n_outputs, dd = self.n_features
+        cdef int c, C = self.n_outputs
+        cdef Py_ssize_t dd = self.sv.w            # values per kernel evaluation (dense: d)
         cdef double h, k1, k2
-        cdef double* xm
-        cdef double* xn
         cdef double* L = self.lane + 9 * self.lcap
+        if self.sv.mode == STORE_SLAB:
+            dd = <Py_ssize_t>(self.sv.nnz_total // n)
+        self.sv.begin_sv_query(m)                       # SV m: the query of every candidate's kernel
         # every candidate partner is independent: split them over threads when worth it (the
         # lanes never interact, so the blocks give the same bits as one); the argmin below runs
         # serially in slot order, so the result never depends on the threads
@@ -717,6 +718,7 @@ cdef class BSGDCore(KernelCore):
                 self.candidates(m, ch * n // nch, (ch + 1) * n // nch, ch)
         else:
             self.candidates(m, 0, n, 0)
+        self.sv.end_sv_query()
         for i in range(n):
             if i == m:
                 continue
@@ -727,13 +729,12 @@ cdef class BSGDCore(KernelCore):
         k2 = self.lane[7 * self.lcap + best]
         for c in range(C):
             self.az[c] = sv_alpha(self.sv, m, c) * k1 + sv_alpha(self.sv, best, c) * k2
-        xm = self.sv.row(m)
-        xn = self.sv.row(best)
-        for i in range(dd):
-            self.z[i] = h * xm[i] + (1.0 - h) * xn[i]
-        self.sv.set_dense(m, self.z, self.az)             # z takes x_m*'s place (BudgetedSVM order)
+        # z = h x_m + (1 - h) x_n takes x_m*'s place (BudgetedSVM order)
+        if self.sv.merge_into(m, best, h, self.az) != 0:
+            return -1
         self.sv.remove(best)
         self.n_merges += 1
+        return 0
 
     cdef void candidates(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ch) noexcept nogil:
         """Merge candidates a..b-1 (partners of SV m): ln kappa (SupportSet.log_kernel_sv's sums),
@@ -760,7 +761,10 @@ cdef class BSGDCore(KernelCore):
         cdef Py_ssize_t probe[PROBES]
         cdef double pl[PROBES]
         cdef double t[PIECES + 1]
-        okbsgd_log_kernels(self.sv.X, self.sv.d, m, a, b, self.sv.gamma, lk)
+        if self.sv.mode == STORE_DENSE:
+            okbsgd_log_kernels(self.sv.X, self.sv.d, m, a, b, self.sv.gamma, lk)
+        else:
+            self.sv.log_kernels_sv(m, a, b, lk)
         if C == 1:
             okbsgd_coefs1(self.sv.coef, sc, m, a, b, CANCEL_RTOL, ZERO_DENOMINATOR, lk + cap, lk + 2 * cap,
                           lk + 3 * cap, lk + 4 * cap)

@@ -40,7 +40,6 @@ cdef class DualSGDCore(KernelCore):
     cdef object bufs_
     cdef double* gkey                   # per slot: ||g_i||_2 of the SV's gradient (see maintain)
     cdef int* sel                       # the SVs chosen by one maintenance step
-    cdef int* dense_idx                 # 0..d-1: index list of a stored (dense) SV row
     cdef double* tmp                    # C
 
     def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal):
@@ -56,13 +55,12 @@ cdef class DualSGDCore(KernelCore):
         self.removal = removal
         self.n_merged = 0
         arrays = {"gkey": np.zeros(B), "sel": np.zeros(B, dtype=np.int32),
-                  "dense_idx": np.arange(self.n_features, dtype=np.int32), "tmp": np.zeros(self.n_outputs)}
+                  "tmp": np.zeros(self.n_outputs)}
         cdef double[::1] dv
         cdef int[::1] iv
         cdef Py_ssize_t i
         dv = arrays["gkey"]; self.gkey = &dv[0]
         iv = arrays["sel"]; self.sel = &iv[0]
-        iv = arrays["dense_idx"]; self.dense_idx = &iv[0]
         dv = arrays["tmp"]; self.tmp = &dv[0]
         self.bufs_ = arrays
 
@@ -82,6 +80,9 @@ cdef class DualSGDCore(KernelCore):
         cdef Py_ssize_t n = self.sv.n, i, pos, last, a
         cdef int kk = 1 if self.removal else self.k_merge, cnt = 0, c, C = self.n_outputs
         cdef double coef
+        cdef const double* xr
+        cdef const int* ir
+        cdef int nr
         if kk > n:
             kk = <int>n
         # the kk first SVs in the (norm, age) order, by insertion into a sorted list
@@ -96,11 +97,13 @@ cdef class DualSGDCore(KernelCore):
             if cnt < kk:
                 cnt += 1
         if not self.removal:
-            # W += z(x_i) alpha_i^T, z from the stored dense row (its zeros are skipped, so a
-            # sparse x_i gives the same bits as its sparse row would)
+            # W += z(x_i) alpha_i^T, z from the stored row (SupportSet.entries: the dense row on
+            # dense data, whose zeros are skipped, so a sparse x_i gives the same bits as its
+            # sparse row would; the nonzeros with their original columns on wide data)
             for a in range(cnt):
                 i = self.sel[a]
-                self.fmap.features(self.sv.row(i), self.dense_idx, self.n_features, NULL)
+                nr = self.sv.entries(i, &xr, &ir)
+                self.fmap.features(xr, ir, nr, NULL)
                 for c in range(C):
                     coef = sv_alpha(self.sv, i, c)
                     if coef != 0.0:

@@ -70,7 +70,6 @@ cdef class ForgetronCore(KernelCore):
     cdef readonly long long M        # number of updates (mistakes)
     cdef readonly double phi         # phi of the last removal (NaN before the first)
     cdef object scratch2_
-    cdef int* didx                   # 0..d-1: the index list of a dense query
     cdef double* fr                  # f'(x_r), n_outputs
 
     def _setup_forgetron(self, Py_ssize_t budget):
@@ -81,12 +80,9 @@ cdef class ForgetronCore(KernelCore):
         self._setup_scratch()
 
     def _setup_scratch(self):
-        idx = np.arange(self.n_features, dtype=np.int32)
         buf = np.zeros(self.n_outputs)
-        self.scratch2_ = (idx, buf)
-        cdef int[::1] iv = idx
+        self.scratch2_ = buf
         cdef double[::1] bv = buf
-        self.didx = &iv[0]
         self.fr = &bv[0]
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
@@ -94,6 +90,9 @@ cdef class ForgetronCore(KernelCore):
         cdef int c, yi, C = self.n_outputs, yr, cr
         cdef Py_ssize_t r
         cdef double ktr, ar, delta, mu, phi
+        cdef const double* xr
+        cdef const int* ir
+        cdef int nr
         self.kernel_scores(x, idx, nnz, out)
         # 1. stop unless the Perceptron would update
         if not perceptron_update(self.task, out, y, self.n_outputs, self.eta, self.epsilon, a):
@@ -105,7 +104,8 @@ cdef class ForgetronCore(KernelCore):
         # 3. r = oldest; f'(x_r) over S plus x_t (k(x_t, x_r) is in the prediction's kernel row)
         r = self.sv.oldest()
         ktr = self.sv.k[r]
-        self.sv.predict(self.sv.row(r), self.didx, self.n_features, self.sv.sqn[r], self.fr)
+        nr = self.sv.entries(r, &xr, &ir)               # x_r as a query (dense data: its dense row)
+        self.sv.predict(xr, ir, nr, self.sv.sqn[r], self.fr)
         for c in range(C):
             self.fr[c] += a[c] * ktr
         if self.task == TASK_MULTICLASS:
@@ -133,8 +133,7 @@ cdef class ForgetronCore(KernelCore):
         # 6. delete r: x_t (weight phi * a) takes its slot
         for c in range(C):
             a[c] *= phi
-        self.sv.replace(r, x, idx, nnz, self.xsq, a)
-        return 0
+        return self.sv.replace(r, x, idx, nnz, self.xsq, a)
 
     def get_state(self):
         st = KernelCore.get_state(self)

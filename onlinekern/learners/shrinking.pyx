@@ -21,8 +21,8 @@ from libc.stdlib cimport realloc, free
 from cython.parallel cimport prange, threadid
 
 from onlinekern._core.learner cimport TASK_MULTICLASS
-from onlinekern._core.support cimport KernelCore, row_sqnorm, sv_alpha, sv_set_alpha
-from onlinekern._core.counter_rng cimport ok_uniform, ok_normals
+from onlinekern._core.support cimport KernelCore, row_sqnorm, sv_alpha, sv_set_alpha, STORE_DENSE
+from onlinekern._core.counter_rng cimport ok_uniform, ok_normal, ok_normals
 from onlinekern._core.vmath cimport ok_dot, ok_vcossin
 
 import numpy as np
@@ -68,7 +68,7 @@ cdef inline Py_ssize_t feature_stride(int feature, int d) noexcept nogil:
     # the normals of w, padded to an even count so every sample starts on a Philox block (a
     # uniform and a normal in the same block are dependent: ok_rng.h derives both from it).
     if feature == FEATURE_FOURIER:
-        return 2 + d + (d & 1)
+        return 2 + <Py_ssize_t>d + (d & 1)
     return 2
 
 
@@ -99,13 +99,31 @@ cdef inline double query_dot(const double* v, const double* x, const int* idx, i
     return s
 
 
-cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrtd,
-                                      const double* xi, const double* x, const int* idx, int nnz, int d) noexcept nogil:
-    """psi(x_i) psi(x) for psi = sqrt(d) x_w, w = floor(d u) from element first."""
+cdef inline int coordinate_of(uint64_t seed, uint64_t key1, uint64_t first, int d) noexcept nogil:
+    """The coordinate w = floor(d u) of the coordinate feature, u from element first."""
     cdef int c = <int>(ok_uniform(seed, ESTIMATOR, key1, first) * d)
     if c >= d:
         c = d - 1
+    return c
+
+
+cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t first, double sqrtd,
+                                      const double* xi, const double* x, const int* idx, int nnz, int d) noexcept nogil:
+    """psi(x_i) psi(x) for psi = sqrt(d) x_w, w = floor(d u) from element first."""
+    cdef int c = coordinate_of(seed, key1, first, d)
     return (sqrtd * xi[c]) * (sqrtd * query_coord(x, idx, nnz, d, c))
+
+
+cdef inline double normal_dot(uint64_t seed, uint64_t key1, uint64_t first, const double* x, const int* idx,
+                              int nnz) noexcept nogil:
+    """w^T x with w_j = the normal of element first + j, drawn only at x's nonzeros (wide data:
+    the same w as the dense path's batch of d normals, ok_normal agreeing with ok_normals)."""
+    cdef int k
+    cdef double s = 0.0
+    for k in range(nnz):
+        if x[k] != 0.0:
+            s += ok_normal(seed, ESTIMATOR, key1, first + <uint64_t>idx[k]) * x[k]
+    return s
 
 
 cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
@@ -328,9 +346,26 @@ cdef class ShrinkingCore(KernelCore):
             return
         # paired feature (reduce_variance): [cos, sin](w^T x), products cos(w^T (x_i - x)), no b
         b = 0.0 if self.reduce_variance else TWO_PI * ok_uniform(self.seed, ESTIMATOR, key1, base + 1)
-        arg[2 * s] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
-        arg[2 * s + 1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
+        if self.sv.mode == STORE_DENSE:
+            arg[2 * s] = self.sqrt2g * ok_dot(w, self.sv.row(i), self.n_features) + b
+            arg[2 * s + 1] = self.sqrt2g * query_dot(w, x, idx, nnz, self.n_features) + b
+        else:
+            # wide data: the normals of the columns present only (nbuf is not filled)
+            arg[2 * s] = self.sqrt2g * self.sv_normal_dot(i, key1, base + 2) + b
+            arg[2 * s + 1] = self.sqrt2g * normal_dot(self.seed, key1, base + 2, x, idx, nnz) + b
         sgn[s] = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
+
+    cdef double sv_normal_dot(self, Py_ssize_t i, uint64_t key1, uint64_t first) noexcept nogil:
+        """w^T x_i (see normal_dot) over SV i's stored nonzeros; reads only (thread-safe)."""
+        cdef const double* v
+        cdef const int* cols
+        cdef int m = self.sv.sv_nz(i, &v, &cols), k, j
+        cdef double s = 0.0
+        for k in range(m):
+            if v[k] != 0.0:
+                j = self.sv.col_of(k if cols == NULL else cols[k])
+                s += ok_normal(self.seed, ESTIMATOR, key1, first + <uint64_t>j) * v[k]
+        return s
 
     cdef int reserve_samples(self, Py_ssize_t n_work) noexcept nogil:
         cdef double* grown
@@ -358,7 +393,7 @@ cdef class ShrinkingCore(KernelCore):
         the normals from s stride + 2; coordinate: the coordinate from s stride + 1).  The picks
         of an output's m samples walk its tree together (tree_find_many), and the Fourier cos of
         all 2 C m arguments are one ok_vcossin call."""
-        cdef int C = self.n_outputs, c, nt = self.n_threads
+        cdef int C = self.n_outputs, c, nt = self.n_threads, j
         cdef Py_ssize_t s, k, n_work = <Py_ssize_t>C * m, need = n_work * self.stride
         cdef double acc, sgn
         cdef double* grown
@@ -374,7 +409,7 @@ cdef class ShrinkingCore(KernelCore):
             return -1
         target, arg = self.sbuf, self.sbuf + n_work
         cs, sn = self.sbuf + 3 * n_work, self.sbuf + 5 * n_work
-        if self.feature == FEATURE_FOURIER:
+        if self.feature == FEATURE_FOURIER and self.sv.mode == STORE_DENSE:
             # every sample's normals in one call (vector Box-Muller over the whole range; the
             # uniforms' elements are drawn too and ignored): element-wise the same numbers
             if need > self.nbuf_cap:
@@ -397,7 +432,7 @@ cdef class ShrinkingCore(KernelCore):
             nt = self.n_scr
         if self.feature == FEATURE_FOURIER:
             # target (consumed by the walks) now holds each sample's sign
-            if nt > 1 and n_work * (self.n_features + 8) >= PAR_WORK:
+            if nt > 1 and n_work * ((self.n_features if self.sv.mode == STORE_DENSE else 2 * nnz) + 8) >= PAR_WORK:
                 for s in prange(n_work, num_threads=nt, schedule="static"):
                     self.fourier_args(s, m, key1, x, idx, nnz, target, arg)
             else:
@@ -425,9 +460,14 @@ cdef class ShrinkingCore(KernelCore):
                 if self.total[s // m] > 0.0:
                     c = <int>(s // m)
                     sgn = 1.0 if sv_alpha(self.sv, self.slot[s], c) > 0.0 else -1.0
-                    ebuf[s] = sgn * coordinate_product(self.seed, key1, <uint64_t>s * <uint64_t>self.stride + 1,
-                                                       self.sqrtd, self.sv.row(self.slot[s]), x, idx, nnz,
-                                                       self.n_features)
+                    if self.sv.mode == STORE_DENSE:
+                        ebuf[s] = sgn * coordinate_product(self.seed, key1, <uint64_t>s * <uint64_t>self.stride + 1,
+                                                           self.sqrtd, self.sv.row(self.slot[s]), x, idx, nnz,
+                                                           self.n_features)
+                    else:
+                        j = coordinate_of(self.seed, key1, <uint64_t>s * <uint64_t>self.stride + 1, self.n_features)
+                        ebuf[s] = sgn * ((self.sqrtd * self.sv.value_at(self.slot[s], j))
+                                         * (self.sqrtd * query_coord(x, idx, nnz, self.n_features, j)))
         for c in range(C):
             if not self.total[c] > 0.0:          # alpha = 0: EST returns 0 (Algorithm 2)
                 out[c] = 0.0
@@ -454,8 +494,13 @@ cdef class ShrinkingCore(KernelCore):
         else:
             for c in range(C):
                 out[c] = 0.0
+            if self.sv.mode != STORE_DENSE:
+                self.sv.linear_row(x, idx, nnz)              # wide data: x_i^T x into sv.k
             for i in range(self.sv.n):                       # linear kernel x_i^T x
-                kv = query_dot(self.sv.row(i), x, idx, nnz, self.n_features)
+                if self.sv.mode == STORE_DENSE:
+                    kv = query_dot(self.sv.row(i), x, idx, nnz, self.n_features)
+                else:
+                    kv = self.sv.k[i]
                 for c in range(C):
                     out[c] += sv_alpha(self.sv, i, c) * kv
         for c in range(C):
@@ -522,8 +567,7 @@ cdef class ShrinkingCore(KernelCore):
                 old = sv_alpha(self.sv, i, c)
                 self.tree_add(i + 1, c, fabs(self.a[c]) - fabs(old))
                 self.ssum[c] += self.a[c] - old
-            self.sv.replace(i, x, idx, nnz, self.xsq, self.a)
-            return 0
+            return self.sv.replace(i, x, idx, nnz, self.xsq, self.a)
         if self.tree_reserve(n + 1) != 0 or self.sv.append(x, idx, nnz, self.xsq, self.a) < 0:
             return -1
         for c in range(C):

@@ -1,0 +1,299 @@
+"""Support vectors of wide sparse data: compact columns and the sparse slab (issue 26).
+
+A support set over d > WIDE_D columns stores its SVs over the columns they actually hold
+(compact mode) and, once those rows would be mostly zeros, as a CSR-like slab.  A query column no
+SV has reads an all-zero column, so every kernel value is the one of the compact matrix: a matrix
+and its copy scattered into millions of columns give the same scores and mistakes.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import onlinekern as ok
+from onlinekern._core import support
+from onlinekern._core.support import SupportSet
+from onlinekern.io.model import load_model, save_model
+from onlinekern.registry import available_learners
+
+#: One registry name per support-vector learner family (KernelCore subclasses).
+SV_LEARNERS = ["perceptron", "ogd", "rbp", "forgetron", "projectron", "projectronpp", "bpas", "bsgd-removal",
+               "bsgd-merge", "bogd", "bogdpp", "nogd", "sg", "dualsgd"]
+#: DualSGD's random-feature part draws a frequency row per column index, so its scores change
+#: with the columns' numbering; its support-vector part is checked separately.
+COMPARABLE = [n for n in SV_LEARNERS if n != "dualsgd"]
+GAMMA = 0.05
+
+
+def scatter(X, cols, n_cols):
+    """X with column j moved to cols[j] (a one-to-one map into n_cols columns)."""
+    X = sp.csr_matrix(X).tocoo()
+    return sp.csr_matrix((X.data, (X.row, np.asarray(cols)[X.col])), shape=(X.shape[0], n_cols))
+
+
+def monotone_map(d, n_cols, seed=0):
+    """Sorted random columns: each row's nonzeros keep their order, so sums keep their bits."""
+    return np.sort(np.random.default_rng(seed).choice(n_cols, d, replace=False))
+
+
+def shuffled_map(d, n_cols, seed=1):
+    return np.random.default_rng(seed).permutation(n_cols)[:d]
+
+
+def synthetic(n=700, d=30, seed=0, density=0.2):
+    """Sparse real-valued rows (~6 nonzeros) with a nonlinear label."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=rng, data_rvs=lambda k: rng.normal(size=k), format="csr")
+    y = np.where(np.sin(2 * X[:, 0].toarray().ravel()) + X[:, 1].toarray().ravel() ** 2 > 0.1, 1.0, -1.0)
+    return X, y
+
+
+def make(name, **extra):
+    cls = available_learners()[name]["class"]
+    params = cls().get_params()
+    kw = {"gamma": GAMMA}
+    if "budget" in params:
+        kw["budget"] = 40 if name != "nogd" else 30      # small: maintenance runs many times
+    if name == "sg":
+        kw["exact_predict"] = True                       # the estimator's features follow column ids
+    kw.update(extra)
+    return cls(**kw)
+
+
+def scores(model, X):
+    return model.predict(X) if model.task_ == "regression" else model.decision_function(X)
+
+
+@pytest.fixture
+def slab_always():
+    """Compact rows move to the slab as soon as they widen (the slab path on small data)."""
+    old = support.set_storage_limits(slab_width=0)
+    yield
+    support.set_storage_limits(*old)
+
+
+def _compare(name, X, y, n_cols, exact):
+    ref = make(name).fit(X, y)
+    s0 = scores(ref, X[:300])
+    for cols in (monotone_map(X.shape[1], n_cols), shuffled_map(X.shape[1], n_cols)):
+        Xw = scatter(X, cols, n_cols)
+        m = make(name).fit(Xw, y)
+        assert m.core_.sv.storage in ("compact", "slab")
+        assert m.core_.sv.n == ref.core_.sv.n
+        s1 = scores(m, Xw[:300])
+        if exact:
+            np.testing.assert_array_equal(s1, s0)
+        else:
+            np.testing.assert_allclose(s1, s0, rtol=0, atol=1e-12)
+        exact = False                                    # a shuffled map reorders the sums
+
+
+@pytest.mark.parametrize("n_cols", [2 ** 22, 2 ** 24])
+@pytest.mark.parametrize("name", COMPARABLE)
+def test_scattered_copy_gives_the_same_scores(name, n_cols):
+    X, y = synthetic()
+    # merges, the Forgetron's SV queries and NOGD's SV-SV kernels sum over the compact
+    # columns' order (first appearance): equal to 1e-12
+    _compare(name, X, y, n_cols, exact=name not in ("bsgd-merge", "forgetron", "nogd"))
+
+
+@pytest.mark.parametrize("name", COMPARABLE)
+def test_scattered_copy_in_the_slab_gives_the_same_scores(name, slab_always):
+    X, y = synthetic(d=200, seed=3, density=0.03)     # compact rows would be mostly zeros
+    ref = make(name).fit(X, y)
+    Xw = scatter(X, monotone_map(X.shape[1], 2 ** 22), 2 ** 22)
+    m = make(name).fit(Xw, y)
+    assert m.core_.sv.storage == "slab"
+    np.testing.assert_allclose(scores(m, Xw[:300]), scores(ref, X[:300]), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", COMPARABLE)
+def test_a9a_scattered_gives_the_same_mistakes(shared_data, name):
+    X, y = ok.load_libsvm(str(shared_data.compressed("a9a")))
+    X, y = sp.csr_matrix(X)[:1500], np.asarray(y)[:1500]
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 22), 2 ** 22)
+    ref = make(name).fit(X, y)
+    m = make(name).fit(Xw, y)
+    s0, s1 = scores(ref, X[:500]), scores(m, Xw[:500])
+    np.testing.assert_array_equal(np.sign(s1), np.sign(s0))           # the same mistakes
+    if name == "bsgd-merge":        # merged SVs hold fractions, summed in another column order
+        np.testing.assert_allclose(s1, s0, rtol=0, atol=1e-12)
+    else:                           # 0/1 values: every distance is an exact integer in any order
+        np.testing.assert_array_equal(s1, s0)
+
+
+def test_dualsgd_runs_on_wide_data_with_its_support_vectors_in_original_columns():
+    X, y = synthetic()
+    cols = shuffled_map(X.shape[1], 2 ** 13)             # the d x D frequency matrix stays small
+    Xw = scatter(X, cols, 2 ** 13)
+    m = make("dualsgd", budget=20, k_merge=5).fit(Xw, y)
+    assert m.core_.sv.storage == "compact"
+    S = m.support_vectors_
+    assert sp.issparse(S) and S.shape == (m.core_.sv.n, 2 ** 13)
+    assert set(S.indices) <= set(cols)
+    assert np.all(np.isfinite(scores(m, Xw[:50])))
+
+
+# -- the store itself ----------------------------------------------------------------------------
+
+def _rows(n=120, d=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.15, random_state=rng, data_rvs=lambda k: rng.normal(size=k), format="csr")
+    return X
+
+
+def _fill(s, X, cols):
+    for i in range(X.shape[0]):
+        r = X[i]
+        s.add(r.data, cols[r.indices], alpha=np.full(s.C, 1.0 + i))
+
+
+@pytest.mark.parametrize("storage", ["dense", "compact", "slab"])
+def test_kernel_values_match_numpy(storage):
+    X = _rows()
+    d = 2 ** 24 if storage != "dense" else 40
+    cols = monotone_map(40, d) if storage != "dense" else np.arange(40)
+    s = SupportSet(d, 1, 0.3, -1, 1, storage=storage)
+    _fill(s, X[:80], cols)
+    S = X[:80].toarray()
+    for q in range(80, 120):
+        r = X[q]
+        ref = np.exp(-0.3 * ((S - r.toarray()) ** 2).sum(1))
+        np.testing.assert_allclose(s.kernel_values(r.data, cols[r.indices]), ref, rtol=1e-13, atol=0)
+    # SV-SV kernels (NOGD, merges) against the same reference
+    K = np.exp(-0.3 * ((S[:, None, :] - S[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose([s.kernel_pair(3, j) for j in range(80)], K[3], rtol=1e-13, atol=0)
+    np.testing.assert_allclose(np.delete(s.sv_kernels(5), 5), np.delete(K[5], 5), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(s.kernel_pair(7, 7), 1.0, rtol=0, atol=1e-15)
+
+
+def test_a_duplicate_has_kernel_one_in_the_slab():
+    X = _rows()
+    s = SupportSet(2 ** 24, 1, 0.3, -1, 1, storage="slab")
+    _fill(s, X[:20], np.arange(40) * 1000)
+    r = X[4]
+    assert s.kernel_values(r.data, r.indices * 1000)[4] == 1.0
+
+
+def test_slab_same_bits_at_one_and_two_threads(force_parallel):
+    X = _rows(n=600)
+    out = []
+    for nt in (1, 2):
+        s = SupportSet(2 ** 24, 2, 0.3, -1, nt, storage="slab")
+        _fill(s, X[:500], np.arange(40) * 7919)
+        out.append(np.concatenate([s.kernel_values(X[q].data, X[q].indices * 7919) for q in range(500, 600)]))
+    np.testing.assert_array_equal(out[0], out[1])
+
+
+@pytest.mark.parametrize("storage", ["compact", "slab"])
+def test_remove_replace_and_merge_keep_values_right(storage):
+    rng = np.random.default_rng(5)
+    X = _rows(n=300)
+    cols = shuffled_map(40, 2 ** 22)
+    s = SupportSet(2 ** 22, 1, 0.2, 50, 1, storage=storage)
+    ref = []                                           # dense rows of the SVs, slot order
+    for i in range(300):
+        r = X[i]
+        if s.n == 50:
+            op = rng.integers(3)
+            j = int(rng.integers(s.n))
+            if op == 0:                                # remove: the last SV moves into slot j
+                s.discard(j)
+                ref[j] = ref[-1]
+                ref.pop()
+            elif op == 1:                              # merge j with another SV into slot j
+                k = (j + 1 + int(rng.integers(s.n - 1))) % s.n
+                h = float(rng.uniform())
+                s.merge(j, k, h, [1.0])
+                ref[j] = h * ref[j] + (1 - h) * ref[k]
+                s.discard(k)
+                ref[k] = ref[-1]
+                ref.pop()
+            else:
+                s.discard(j)
+                ref[j] = ref[-1]
+                ref.pop()
+        s.add(r.data, cols[r.indices])
+        ref.append(r.toarray().ravel())
+    S = np.array(ref)
+    got = s.support_vectors.toarray()[:, cols]
+    np.testing.assert_allclose(got, S, rtol=0, atol=1e-15)
+    for q in range(250, 300):
+        r = X[q]
+        np.testing.assert_allclose(s.sqdists(r.data, cols[r.indices]), ((S - r.toarray()) ** 2).sum(1),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_compact_rows_switch_to_the_slab_when_mostly_zeros():
+    rng = np.random.default_rng(0)
+    s = SupportSet(2 ** 24, 1, 0.1, -1, 1)
+    assert s.storage == "compact"
+    for i in range(400):                               # 10 nonzeros in fresh columns each time
+        idx = np.sort(rng.choice(2 ** 24, 10, replace=False))
+        s.add(rng.normal(size=10), idx)
+    assert s.storage == "slab" and s.stored_nonzeros == 4000
+    assert s.cmap.n == len(np.unique(s.support_vectors.indices))
+
+
+def test_narrow_data_keep_the_dense_store():
+    assert SupportSet(4096, 1, 1.0).storage == "dense"
+    assert SupportSet(4097, 1, 1.0).storage == "compact"
+
+
+def test_memory_of_a_wide_store_follows_the_nonzeros():
+    rng = np.random.default_rng(1)
+    B, nnz = 1000, 50
+    s = SupportSet(2 ** 24, 1, 0.1, B, 1)
+    for i in range(3 * B):                             # budget full: replace as BPAs does
+        idx = np.sort(rng.choice(2 ** 24, nnz, replace=False))
+        if s.n == B:
+            s.discard(int(rng.integers(B)))
+        s.add(rng.normal(size=nnz), idx)
+    assert s.storage == "slab"
+    stored = s.stored_nonzeros
+    assert stored == B * nnz
+    cols = s.cmap.n                                    # every column ever stored: <= 3 B nnz
+    # values and columns (12 B per entry, twice for the pool's slack) + O(columns: the column
+    # map and the scatter buffers) + O(B)
+    assert s.nbytes() < 2 * 12 * 2 * stored + 128 * cols + 200 * B
+    assert s.nbytes() < 60e6                           # a dense store would take 2 B 2^24 doubles
+
+
+@pytest.mark.parametrize("storage", ["compact", "slab"])
+def test_state_round_trip_keeps_the_bits(storage):
+    X = _rows()
+    cols = shuffled_map(40, 2 ** 23)
+    s = SupportSet(2 ** 23, 2, 0.3, -1, 1, storage=storage)
+    _fill(s, X[:80], cols)
+    st = s.get_state()
+    assert "X" not in st and st["data"].size == s.stored_nonzeros
+    t = support._rebuild_support(st)
+    assert t.storage == s.storage
+    for q in range(80, 120):
+        r = X[q]
+        np.testing.assert_array_equal(t.kernel_values(r.data, cols[r.indices]),
+                                      s.kernel_values(r.data, cols[r.indices]))
+
+
+def test_support_vectors_are_csr_in_original_columns():
+    X, y = synthetic()
+    cols = shuffled_map(X.shape[1], 2 ** 22)
+    m = make("perceptron").fit(scatter(X, cols, 2 ** 22), y)
+    ref = make("perceptron").fit(X, y)
+    S = m.support_vectors_
+    assert sp.issparse(S) and S.shape == (ref.core_.sv.n, 2 ** 22)
+    np.testing.assert_array_equal(S.toarray()[:, cols], ref.support_vectors_)
+
+
+@pytest.mark.parametrize("name", ["bsgd-merge", "forgetron", "projectron", "nogd", "sg"])
+def test_model_files_of_wide_data_round_trip(tmp_path, name):
+    X, y = synthetic()
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 24), 2 ** 24)
+    m = make(name).fit(Xw[:500], y[:500])
+    path = tmp_path / "model.npz"
+    save_model(m, path)
+    assert path.stat().st_size < 2_000_000                # sparse SVs, not n_SV x 2^24
+    m2 = load_model(path)
+    np.testing.assert_array_equal(scores(m2, Xw[500:]), scores(m, Xw[500:]))
+    m.partial_fit(Xw[500:600], y[500:600])               # and learning continues identically
+    m2.partial_fit(Xw[500:600], y[500:600])
+    np.testing.assert_array_equal(scores(m2, Xw[600:]), scores(m, Xw[600:]))
