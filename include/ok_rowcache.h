@@ -12,15 +12,19 @@
  * is found by comparing tags, and a miss replaces the least recently used line of the set (or an
  * empty one).  The rows are one malloc'ed block that is touched only where rows are written, so
  * a large cache of which few lines are used costs few resident pages.  A row pointer returned by
- * ok_rowcache_row stays valid until the next call (a later miss may replace it): callers use
- * each row before fetching the next one.
+ * ok_rowcache_row stays valid until the next call (a later miss may replace it); ok_rowcache_pin
+ * keeps a chunk of rows valid together (lines used since a tick are never replaced; a row that
+ * finds its whole set pinned is drawn into caller scratch), for ok_project_rows, the register-
+ * blocked projection over row pointers.
  */
 #ifndef OK_ROWCACHE_H
 #define OK_ROWCACHE_H
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "ok_rng.h"
+#include "ok_vmath.h"
 
 typedef struct {
     int D;                  /* row length */
@@ -91,6 +95,71 @@ static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
     c->misses++;
     return row;
 }
+
+/* Row `col` for use together with every row fetched since tick t0 (the rows of one chunk of
+ * nonzeros): those lines are never replaced; when every line of the column's set is one of them,
+ * the row is drawn into `spare` (D doubles) instead.  The pointer stays valid while the chunk's
+ * fetches go on. */
+static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0, double *spare) {
+    long set = c->nsets == 1 ? 0
+             : (long)((((uint64_t)(uint32_t)col * 11400714819323198485ULL) >> 32) * (uint64_t)c->nsets >> 32);
+    long base = set * c->ways, victim = -1, w;
+    double *row;
+    c->tick++;
+    for (w = base; w < base + c->ways; w++) {
+        if (c->tag[w] == col) {
+            c->used[w] = c->tick;
+            c->hits++;
+            return c->rows + (size_t)w * (size_t)c->D;
+        }
+        if (c->used[w] <= t0 && (victim < 0 || c->used[w] < c->used[victim])) victim = w;
+    }
+    c->misses++;
+    if (victim < 0) {                          /* the whole set holds this chunk's rows */
+        ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, spare, c->D);
+        return spare;
+    }
+    row = c->rows + (size_t)victim * (size_t)c->D;
+    ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
+    c->tag[victim] = col;
+    c->used[victim] = c->tick;
+    return row;
+}
+
+/* a[j] (+)= sum_k v[k] rows[k][j], j < D, k < m: ok_project's register-blocked pass over row
+ * pointers.  init = 0 starts from zero, init = 1 continues the sums in a; each output is the same
+ * chain of multiplies and adds at every level and however the nonzeros are split into calls. */
+#define OK_PROJECT_ROWS_BODY(VT, W)                                                           \
+    int j = 0, k, t;                                                                          \
+    VT zero_;                                                                                 \
+    for (t = 0; t < W; t++) zero_[t] = 0.0;                                                   \
+    for (; j + 4 * W <= D; j += 4 * W) {                                                      \
+        VT a0 = zero_, a1 = zero_, a2 = zero_, a3 = zero_;                                    \
+        if (init) {                                                                           \
+            a0 = OK_VLOAD(VT, a + j); a1 = OK_VLOAD(VT, a + j + W);                           \
+            a2 = OK_VLOAD(VT, a + j + 2 * W); a3 = OK_VLOAD(VT, a + j + 3 * W);               \
+        }                                                                                     \
+        for (k = 0; k < m; k++) {                                                             \
+            const double *r = rows[k] + j, vk = v[k];                                         \
+            a0 += OK_VLOAD(VT, r) * vk;                                                       \
+            a1 += OK_VLOAD(VT, r + W) * vk;                                                   \
+            a2 += OK_VLOAD(VT, r + 2 * W) * vk;                                               \
+            a3 += OK_VLOAD(VT, r + 3 * W) * vk;                                               \
+        }                                                                                     \
+        memcpy(a + j, &a0, sizeof a0);                                                        \
+        memcpy(a + j + W, &a1, sizeof a1);                                                    \
+        memcpy(a + j + 2 * W, &a2, sizeof a2);                                                \
+        memcpy(a + j + 3 * W, &a3, sizeof a3);                                                \
+    }                                                                                         \
+    for (; j < D; j++) {                                                                      \
+        double s0 = init ? a[j] : 0.0;                                                        \
+        for (k = 0; k < m; k++)                                                               \
+            s0 += rows[k][j] * v[k];                                                          \
+        a[j] = s0;                                                                            \
+    }
+OK_MULTI_W(void, ok_project_rows, (int D, int m, const double *restrict v, const double *const *rows,
+                                   double *restrict a, int init), (D, m, v, rows, a, init),
+           OK_PROJECT_ROWS_BODY, (ok_v2d_, 2), (ok_v4d_, 4), (ok_v8d_, 8))
 
 /* Bytes held (rows, tags and stamps, whether or not touched yet). */
 static inline size_t ok_rowcache_bytes(const ok_rowcache *c) {

@@ -7,12 +7,15 @@ cdef extern from "ok_rowcache.h" nogil:
         int D
         int ways
         long nsets
+        uint64_t tick
         long long hits
         long long misses
     long ok_rowcache_lines(long D, size_t nbytes)
     int ok_rowcache_init(ok_rowcache* c, uint64_t seed, uint32_t stream, int D, size_t nbytes)
     void ok_rowcache_free(ok_rowcache* c)
     const double* ok_rowcache_row(ok_rowcache* c, int col)
+    const double* ok_rowcache_pin(ok_rowcache* c, int col, uint64_t t0, double* spare)
+    void ok_project_rows(int D, int m, const double* v, const double* const* rows, double* a, int init)
     size_t ok_rowcache_bytes(const ok_rowcache* c)
 
 cdef class RandomFourierMap:
@@ -29,6 +32,9 @@ cdef class RandomFourierMap:
     cdef readonly Py_ssize_t cache_bytes
     cdef ok_rowcache cache
     cdef bint cache_ok
+    cdef object rowp_, spare_           # kept alive: a chunk's row pointers and spare rows
+    cdef const double** rowp
+    cdef double* spare
     cdef object scratch_
     cdef double* a                      # D: Omega^T x (the float64 path only)
     cdef double* cs                     # 2D: [cos a; sin a] (unscaled)
