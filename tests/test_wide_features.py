@@ -276,3 +276,20 @@ def test_dsg_wide_cache_is_transparent():
     assert ok.make_learner("dsg", gamma=0.3, preset="paper").fit(W, y).core_.cache_blocks > 0
     np.testing.assert_array_equal(sc[0][0], sc[1][0])
     np.testing.assert_array_equal(sc[0][1], sc[1][1])
+
+
+def test_transform_of_wide_csr_allocates_no_width_sized_array():
+    import tracemalloc
+    X, y = _data(T=30, d=20)
+    W, _ = _scattered(X, WIDE)
+    m = ok.RandomFourierMap(WIDE, 300, 0.5, seed=0)
+    la = ok.RRF(n_components=50, gamma=0.3, preset="paper").fit(W, y)
+    tracemalloc.start()
+    try:
+        m.transform(W)
+        la.transform(W)
+        la.decision_function(W)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20                 # one width-sized double array would be 128 MiB
