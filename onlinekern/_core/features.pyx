@@ -35,9 +35,13 @@ every data set of the benchmarks and papers, whose goldens and published figures
 and "keyed" above it.  The decision is a pure function of (d, D), so a model rebuilt from its
 state takes the same rule; model states record it (``feature_rule``; files without it are
 "features" files and load as before).  The keyed rule computes in float64 only: precision="float32"
-is refused there with a clear message.  Under the keyed rule the projection runs one axpy per
-nonzero (a row is used as soon as it is fetched), so its bits differ from the blocked dense path's
-only through the different E.
+is refused there with a clear message.  Under the keyed rule the projection takes the nonzeros in
+chunks of 32 whose rows the cache holds together (a row whose whole cache set is taken by the chunk
+goes to spare scratch) through a register-blocked pass over row pointers, each chunk continuing the
+sums of the last: the same chain of operations per output whatever the chunks and the cache.
+Measured (AVX2 EPYC, busy): a miss ~1.9 us per row of D = 400 (ok_normals ~4.6-11 ns per normal,
+Box-Muller's log and cos/sin about half of it); on a Zipf(1.1) stream over 2^20 columns (72
+nonzeros per row) the default cache hits 71 % of the rows (1 MiB: 30 %, 256 MiB: 81 %).
 """
 from libc.math cimport sqrt
 from onlinekern._core.vmath cimport ok_axpy, ok_project, ok_vcossin, ok_project32, ok_vcossin32, OK_F32_TILE
