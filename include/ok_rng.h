@@ -99,21 +99,115 @@ static inline double ok_normal(uint64_t seed, uint32_t stream, uint64_t key1, ui
     return (i & 1) ? s : c;
 }
 
-/* out[k] = ok_normal(seed, stream, key1, first + k) for k < n, one Philox call per pair and
- * Box-Muller in vector blocks of OK_BM_CHUNK pairs. */
+/* The uniforms of m <= OK_BM_CHUNK consecutive Philox blocks pair0, pair0 + 1, ... of (seed, stream,
+ * key1), as ok_normal takes them: u1[j] = 1 - u53(word 0, word 1) in (0, 1], u2[j] = u53(word 2,
+ * word 3).  The ten rounds run over the m blocks side by side (structure of arrays), so each level
+ * compiles them to vector code (32 x 32 -> 64-bit multiplies, vpmuludq); integer arithmetic is
+ * exact, and the 53-bit integers are converted through two exact int32 halves, so every uniform is
+ * the same bits as ok_rng_block + ok_u53 at any SIMD level. */
+#define OK_PHILOX_BATCH_BODY                                                                    \
+    uint32_t c0[OK_BM_CHUNK], c1[OK_BM_CHUNK], c2[OK_BM_CHUNK], c3[OK_BM_CHUNK];             \
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32) ^ (stream * 0x85EBCA6Bu);      \
+    for (int j = 0; j < m; j++) {                                                             \
+        uint64_t b = pair0 + (uint64_t)j;                                                     \
+        c0[j] = (uint32_t)b; c1[j] = (uint32_t)(b >> 32);                                     \
+        c2[j] = (uint32_t)key1; c3[j] = (uint32_t)(key1 >> 32);                               \
+    }                                                                                         \
+    for (int r = 0; r < 10; r++) {                                                            \
+        for (int j = 0; j < m; j++) {                                                         \
+            uint64_t p0 = (uint64_t)OK_PHILOX_M0 * c0[j];                                     \
+            uint64_t p1 = (uint64_t)OK_PHILOX_M1 * c2[j];                                     \
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[j] ^ k0;                                  \
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[j] ^ k1;                                  \
+            c1[j] = (uint32_t)p1; c3[j] = (uint32_t)p0;                                       \
+            c0[j] = n0; c2[j] = n2;                                                           \
+        }                                                                                     \
+        k0 += OK_PHILOX_W0; k1 += OK_PHILOX_W1;                                               \
+    }                                                                                         \
+    for (int j = 0; j < m; j++) {                                                             \
+        /* ((hi << 32 | lo) >> 11) = (hi >> 1) 2^22 + ((hi & 1) << 21 | lo >> 11), both < 2^31 */ \
+        double a1 = (double)(int32_t)(c0[j] >> 1) * 4194304.0                                  \
+                  + (double)(int32_t)(((c0[j] & 1u) << 21) | (c1[j] >> 11));                  \
+        double a2 = (double)(int32_t)(c2[j] >> 1) * 4194304.0                                  \
+                  + (double)(int32_t)(((c2[j] & 1u) << 21) | (c3[j] >> 11));                  \
+        u1[j] = 1.0 - a1 * (1.0 / 9007199254740992.0);                                         \
+        u2[j] = a2 * (1.0 / 9007199254740992.0);                                               \
+    }
+
+#ifdef OK_X86
+static void ok_philox_uniforms__base_(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0, int m,
+                                      double *u1, double *u2) { OK_PHILOX_BATCH_BODY }
+/* AVX2: eight blocks at a time in two vectors of four 64-bit lanes, each lane holding one 32-bit
+ * word (vpmuludq multiplies the low halves into the full 64-bit product); the words are then
+ * stored back to the arrays and converted as in the plain body. */
+__attribute__((target("avx2"))) static void ok_philox_uniforms__avx2_(uint64_t seed, uint32_t stream,
+        uint64_t key1, uint64_t pair0, int m, double *u1, double *u2) {
+    uint32_t c0[OK_BM_CHUNK + 8], c1[OK_BM_CHUNK + 8], c2[OK_BM_CHUNK + 8], c3[OK_BM_CHUNK + 8];
+    const __m256i lo32 = _mm256_set1_epi64x(0xFFFFFFFFLL);
+    const __m256i M0 = _mm256_set1_epi64x(OK_PHILOX_M0), M1 = _mm256_set1_epi64x(OK_PHILOX_M1);
+    const __m256i kc2 = _mm256_set1_epi64x((uint32_t)key1), kc3 = _mm256_set1_epi64x((uint32_t)(key1 >> 32));
+    uint32_t key0 = (uint32_t)seed, keyb = (uint32_t)(seed >> 32) ^ (stream * 0x85EBCA6Bu);
+    for (int j0 = 0; j0 < m; j0 += 8) {
+        uint64_t b = pair0 + (uint64_t)j0;
+        __m256i a0 = _mm256_set_epi64x((uint32_t)(b + 3), (uint32_t)(b + 2), (uint32_t)(b + 1), (uint32_t)b);
+        __m256i a1 = _mm256_set_epi64x((uint32_t)((b + 3) >> 32), (uint32_t)((b + 2) >> 32),
+                                       (uint32_t)((b + 1) >> 32), (uint32_t)(b >> 32));
+        __m256i b0 = _mm256_set_epi64x((uint32_t)(b + 7), (uint32_t)(b + 6), (uint32_t)(b + 5), (uint32_t)(b + 4));
+        __m256i b1 = _mm256_set_epi64x((uint32_t)((b + 7) >> 32), (uint32_t)((b + 6) >> 32),
+                                       (uint32_t)((b + 5) >> 32), (uint32_t)((b + 4) >> 32));
+        __m256i a2 = kc2, a3 = kc3, b2 = kc2, b3 = kc3;
+        uint32_t k0 = key0, k1 = keyb;
+        for (int r = 0; r < 10; r++) {
+            __m256i K0 = _mm256_set1_epi64x(k0), K1 = _mm256_set1_epi64x(k1);
+            __m256i pa0 = _mm256_mul_epu32(a0, M0), pa1 = _mm256_mul_epu32(a2, M1);
+            __m256i pb0 = _mm256_mul_epu32(b0, M0), pb1 = _mm256_mul_epu32(b2, M1);
+            a0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pa1, 32), a1), K0);
+            a2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pa0, 32), a3), K1);
+            a1 = _mm256_and_si256(pa1, lo32);
+            a3 = _mm256_and_si256(pa0, lo32);
+            b0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pb1, 32), b1), K0);
+            b2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(pb0, 32), b3), K1);
+            b1 = _mm256_and_si256(pb1, lo32);
+            b3 = _mm256_and_si256(pb0, lo32);
+            k0 += OK_PHILOX_W0; k1 += OK_PHILOX_W1;
+        }
+        {
+            uint64_t t[4][8];
+            _mm256_storeu_si256((__m256i *)t[0], a0); _mm256_storeu_si256((__m256i *)(t[0] + 4), b0);
+            _mm256_storeu_si256((__m256i *)t[1], a1); _mm256_storeu_si256((__m256i *)(t[1] + 4), b1);
+            _mm256_storeu_si256((__m256i *)t[2], a2); _mm256_storeu_si256((__m256i *)(t[2] + 4), b2);
+            _mm256_storeu_si256((__m256i *)t[3], a3); _mm256_storeu_si256((__m256i *)(t[3] + 4), b3);
+            for (int q = 0; q < 8; q++) {
+                c0[j0 + q] = (uint32_t)t[0][q]; c1[j0 + q] = (uint32_t)t[1][q];
+                c2[j0 + q] = (uint32_t)t[2][q]; c3[j0 + q] = (uint32_t)t[3][q];
+            }
+        }
+    }
+    for (int j = 0; j < m; j++) {
+        double a1 = (double)(int32_t)(c0[j] >> 1) * 4194304.0 + (double)(int32_t)(((c0[j] & 1u) << 21) | (c1[j] >> 11));
+        double a2 = (double)(int32_t)(c2[j] >> 1) * 4194304.0 + (double)(int32_t)(((c2[j] & 1u) << 21) | (c3[j] >> 11));
+        u1[j] = 1.0 - a1 * (1.0 / 9007199254740992.0);
+        u2[j] = a2 * (1.0 / 9007199254740992.0);
+    }
+}
+#define ok_philox_uniforms__avx512_ ok_philox_uniforms__avx2_
+OK_DISPATCH(void, ok_philox_uniforms_, (uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0, int m,
+                                        double *u1, double *u2), (seed, stream, key1, pair0, m, u1, u2))
+#else
+static void ok_philox_uniforms_(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0, int m,
+                                double *u1, double *u2) { OK_PHILOX_BATCH_BODY }
+#endif
+
+/* out[k] = ok_normal(seed, stream, key1, first + k) for k < n: Philox on blocks of OK_BM_CHUNK
+ * pairs side by side (ok_philox_uniforms_) and Box-Muller in the same vector blocks. */
 static inline void ok_normals(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, double *out, long n) {
     double u1[OK_BM_CHUNK], u2[OK_BM_CHUNK], c[OK_BM_CHUNK], s[OK_BM_CHUNK];
     uint64_t pair = first >> 1, last = (first + (uint64_t)n - 1) >> 1;   /* pairs touched */
     long k = 0;
     if (n <= 0) return;
     while (pair <= last) {
-        int m = 0;
-        for (; m < OK_BM_CHUNK && pair + (uint64_t)m <= last; m++) {
-            uint32_t b[4];
-            ok_rng_block(seed, stream, key1, pair + (uint64_t)m, b);
-            u1[m] = 1.0 - ok_u53(b[0], b[1]);
-            u2[m] = ok_u53(b[2], b[3]);
-        }
+        int m = (last - pair + 1) < (uint64_t)OK_BM_CHUNK ? (int)(last - pair + 1) : OK_BM_CHUNK;
+        ok_philox_uniforms_(seed, stream, key1, pair, m, u1, u2);
         ok_box_muller_(u1, u2, c, s, m);
         for (int j = 0; j < m; j++) {
             uint64_t e = (pair + (uint64_t)j) << 1;          /* the pair's even element */

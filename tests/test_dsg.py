@@ -205,7 +205,9 @@ def test_store_omega_auto_caches_what_fits():
     assert ok.DSG(block_size=F, batch_size=4, store_omega=True).fit(X, y).core_.cache_blocks >= 2 ** 62
     none = ok.DSG(block_size=F, batch_size=4, store_omega=False).fit(X, y)
     assert none.core_.cache_blocks == 0 and not none.core_.store_omega
-    for d, blocks in ((10 ** 5, 5), (10 ** 6, 0)):        # 12.8 MB and 128 MB per block
+    # 12.8 MB per block of d rows: sized by d; 128 MB: past the budget, so sized by the columns
+    # present (2), as the compact copy of the data would be
+    for d, blocks in ((10 ** 5, 5), (10 ** 6, dsg_module.OMEGA_CACHE_BYTES // (2 * F * 8))):
         wide = ok.DSG(block_size=F, batch_size=4).fit(sp.csr_matrix((np.ones(2), ([0, 1], [0, d - 1])),
                                                                    shape=(2, d)), [1, -1])
         assert wide.core_.cache_blocks == blocks and wide.core_.store_omega == (blocks > 0)

@@ -1,5 +1,22 @@
 from onlinekern._core.learner cimport LearnerCore
 from onlinekern._core.weights cimport ScaledWeights
+from libc.stdint cimport uint32_t, uint64_t
+
+cdef extern from "ok_rowcache.h" nogil:
+    ctypedef struct ok_rowcache:
+        int D
+        int ways
+        long nsets
+        uint64_t tick
+        long long hits
+        long long misses
+    long ok_rowcache_lines(long D, size_t nbytes)
+    int ok_rowcache_init(ok_rowcache* c, uint64_t seed, uint32_t stream, int D, size_t nbytes)
+    void ok_rowcache_free(ok_rowcache* c)
+    const double* ok_rowcache_row(ok_rowcache* c, int col)
+    const double* ok_rowcache_pin(ok_rowcache* c, int col, uint64_t t0, double* spare)
+    void ok_project_rows(int D, int m, const double* v, const double* const* rows, double* a, int init)
+    size_t ok_rowcache_bytes(const ok_rowcache* c)
 
 cdef class RandomFourierMap:
     cdef readonly int d                 # input dimension
@@ -8,8 +25,16 @@ cdef class RandomFourierMap:
     cdef readonly long long seed
     cdef readonly double root           # sqrt(2 gamma): Omega = root * E
     cdef readonly double norm           # D^{-1/2}
-    cdef object E_                      # (d, D) float64, kept alive
-    cdef const double* E
+    cdef object E_                      # (d, D) float64, kept alive (None under the keyed rule)
+    cdef const double* E                # NULL under the keyed rule
+    # the keyed rule (wide data): row c of E drawn on demand, E[c, j] = ok_normal(seed, FEATURE_ROWS, c, j)
+    cdef readonly bint keyed
+    cdef readonly Py_ssize_t cache_bytes
+    cdef ok_rowcache cache
+    cdef bint cache_ok
+    cdef object rowp_, spare_           # kept alive: a chunk's row pointers and spare rows
+    cdef const double** rowp
+    cdef double* spare
     cdef object scratch_
     cdef double* a                      # D: Omega^T x (the float64 path only)
     cdef double* cs                     # 2D: [cos a; sin a] (unscaled)
@@ -25,9 +50,13 @@ cdef class RandomFourierMap:
     cdef const float* Et32
     cdef float* a32
     cdef float* nzv32
-    cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil
+    cdef const double* row(self, int col) noexcept nogil
+    cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale,
+                      const int* sidx) noexcept nogil
     cdef void features(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil
-    cdef object transform_rows(self, object rows, const double* feat_scale)
+    cdef void features_at(self, const double* x, const int* idx, int nnz, const double* feat_scale,
+                          const int* sidx) noexcept nogil
+    cdef object transform_rows(self, object rows, const double* feat_scale, object slot_map=*)
 
 
 cdef class FeatureCore(LearnerCore):

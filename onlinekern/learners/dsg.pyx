@@ -58,6 +58,18 @@ n holds E_j[n, :] of every block j side by side), so a prediction projects whole
 consecutive live blocks with one long axpy per nonzero feature and one cos/sin call, instead of
 short calls per block; each element sees the same operations in the same order as the per-block
 path, so the scores are the same bits.
+
+Wide data: the cache follows the columns seen.  Its rows are numbered by the slots of a ColumnMap
+(columns in order of first appearance), not by the column index, so its memory is the columns seen
+times the cached blocks, never n_features.  A column enters when a prediction first meets it
+(serially, before any parallel section), with its rows of every cached block drawn then; a new
+cached block draws its rows for the columns present.  At most ``col_limit`` columns are cached
+(the 64 MiB budget over the cached blocks; all of them when ``store_omega=True``); the rows of a
+column past it are regenerated, as for an uncached block.  ``store_omega='auto'`` sizes the cache
+by the columns present in the first data rather than by n_features when not even one block of
+n_features rows fits (the same count as on the compact copy of the data), and so does the
+``max_blocks`` default.  The cache is transparent: every score is the same bits whether a row came
+from it or was regenerated.
 """
 from libc.math cimport sqrt, fabs
 from libc.stdlib cimport malloc, realloc, free
@@ -70,6 +82,7 @@ from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.rng cimport RandomStream
 from onlinekern._core.counter_rng cimport ok_normals
 from onlinekern._core.vmath cimport ok_dot, ok_axpy, ok_vcossin
+from onlinekern._core.columns cimport ColumnMap
 
 import numpy as np
 from onlinekern._core.losses import TaskLoss as PyTaskLoss, canonical_loss
@@ -248,7 +261,7 @@ cdef class DSGCore(LearnerCore):
     cdef double* A                       # cap x C x F2
     cdef double* beta                    # cap x C
     cdef unsigned char* live             # cap: block has a nonzero coefficient
-    cdef double* omega                   # d x (ocap F): row n = E_1[n, :], E_2[n, :], ... (store_omega)
+    cdef double* omega                   # ccap x (ocap F): row s = E_1[c, :], E_2[c, :], ... of column c at slot s
     cdef double* pa                      # ocap F: Omega_j^T x of every cached block (prediction)
     cdef double* pcos                    # ocap F: cos of pa
     cdef double* psin                    # ocap F: sin of pa
@@ -267,15 +280,23 @@ cdef class DSGCore(LearnerCore):
     cdef double* H                       # C x F2 block gradient
     cdef double* Z                       # B x F2 features of the batch (precondition)
     cdef double* P                       # F2 x F2 preconditioner
-    # per-thread scratch: normals (F), a (F), [cos a; sin a] (2F)
+    # per-thread scratch: normals (F), a (F), [cos a; sin a] (2F), a run of regenerated rows (rlen)
     cdef int n_scr
     cdef double* tscr
+    cdef Py_ssize_t rlen, tstride
+    # the columns the omega cache holds (slot = row of omega); col_limit: at most this many
+    cdef public ColumnMap ocols
+    cdef readonly Py_ssize_t ccap, col_limit
+    cdef int* slotbuf                    # slotcap: the cache slots of the current row's nonzeros (-1: none)
+    cdef int slotcap
+    cdef int* pslot                      # pend_cap: the cache slots of the pending rows' nonzeros
 
     def __dealloc__(self):
         free(self.A); free(self.beta); free(self.live); free(self.omega); free(self.part)
         free(self.pa); free(self.pcos); free(self.psin)
         free(self.pval); free(self.pidx); free(self.pptr); free(self.py); free(self.pf)
         free(self.gb); free(self.gbar); free(self.H); free(self.Z); free(self.P); free(self.tscr)
+        free(self.slotbuf); free(self.pslot)
 
     # -- set-up -------------------------------------------------------------------------------
     def _setup_dsg(self, int n_features, int task, int n_outputs, int n_threads, int variant,
@@ -336,10 +357,20 @@ cdef class DSGCore(LearnerCore):
         self.live = NULL
         self.cap = 0
         self.ocap = 0
-        free(self.pval); free(self.pidx)
+        free(self.pval); free(self.pidx); free(self.pslot); free(self.slotbuf)
         self.pval = NULL
         self.pidx = NULL
+        self.pslot = NULL
+        self.slotbuf = NULL
+        self.slotcap = 0
         self.pend_cap = 0
+        self.ocols = ColumnMap()
+        self.ccap = 0
+        if cache_blocks >= ALL_BLOCKS or <double>cache_blocks * block_size * 8 * n_features <= OMEGA_CACHE_BYTES:
+            self.col_limit = n_features
+        else:
+            self.col_limit = min(n_features, max(1, OMEGA_CACHE_BYTES // (cache_blocks * block_size * 8)))
+        self.rlen = RUN_ELEMS if RUN_ELEMS > block_size else block_size
         free(self.pptr); free(self.py); free(self.pf); free(self.gb); free(self.gbar)
         free(self.H); free(self.Z); free(self.P)
         self.pptr = <Py_ssize_t*>malloc((B + 1) * sizeof(Py_ssize_t))
@@ -360,7 +391,8 @@ cdef class DSGCore(LearnerCore):
 
     def _alloc_threads(self, int n):
         n = max(1, n)
-        cdef double* p = <double*>realloc(self.tscr, <Py_ssize_t>n * 4 * self.F * sizeof(double))
+        self.tstride = 4 * self.F + self.rlen
+        cdef double* p = <double*>realloc(self.tscr, <Py_ssize_t>n * self.tstride * sizeof(double))
         if p == NULL:
             raise MemoryError("cannot allocate per-thread scratch")
         self.tscr = p
@@ -390,7 +422,58 @@ cdef class DSGCore(LearnerCore):
         if p == NULL:
             return -1
         self.pidx = <int*>p
+        p = realloc(self.pslot, cap * sizeof(int))
+        if p == NULL:
+            return -1
+        self.pslot = <int*>p
         self.pend_cap = cap
+        return 0
+
+    cdef int _reserve_cols(self, Py_ssize_t need) noexcept nogil:
+        """Rows of the omega cache for ``need`` column slots (geometric).  0, or -1."""
+        cdef Py_ssize_t cap
+        cdef void* p
+        if need <= self.ccap or self.ocap == 0:
+            return 0
+        cap = 2 * self.ccap
+        if cap < need:
+            cap = need
+        if cap < 64:
+            cap = 64
+        if cap > self.col_limit:
+            cap = self.col_limit
+        p = realloc(self.omega, cap * self.ocap * self.F * sizeof(double))
+        if p == NULL:
+            return -1
+        self.omega = <double*>p
+        self.ccap = cap
+        return 0
+
+    cdef int _slots(self, const int* idx, int nnz) noexcept nogil:
+        """slotbuf[k] = the cache slot of idx[k], or -1 (regenerate).  New columns enter the cache
+        while it has room (col_limit), with their rows of every cached block.  0, or -1."""
+        cdef int k, s, col
+        cdef Py_ssize_t jj, mc = self._n_cached(), stride = self.ocap * self.F
+        cdef void* p
+        if nnz > self.slotcap:
+            p = realloc(self.slotbuf, (nnz if nnz > 2 * self.slotcap else 2 * self.slotcap) * sizeof(int))
+            if p == NULL:
+                return -1
+            self.slotbuf = <int*>p
+            self.slotcap = nnz if nnz > 2 * self.slotcap else 2 * self.slotcap
+        for k in range(nnz):
+            col = idx[k]
+            s = self.ocols.get(col) if self.cache_blocks > 0 else -1
+            if s < 0 and self.cache_blocks > 0 and self.ocols.n < self.col_limit:
+                if self._reserve_cols(self.ocols.n + 1) != 0:
+                    return -1
+                s = self.ocols.add(col)
+                if s < 0:
+                    return -1
+                for jj in range(mc):
+                    ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(jj + 1), <uint64_t>col * self.F,
+                               self.omega + s * stride + jj * self.F, self.F)
+            self.slotbuf[k] = s
         return 0
 
     cdef int _grow(self, Py_ssize_t need) noexcept nogil:
@@ -433,16 +516,16 @@ cdef class DSGCore(LearnerCore):
             if p == NULL:
                 return -1
             self.psin = <double*>p
-            # feature-major rows get longer: move the cached blocks of each row to the new stride
-            p = malloc(ocap * self.n_features * self.F * sizeof(double))
-            if p == NULL:
-                return -1
-            if self.omega != NULL:
-                for n in range(self.n_features):
+            # column-major rows get longer: move the cached blocks of each row to the new stride
+            if self.ccap > 0:
+                p = malloc(ocap * self.ccap * self.F * sizeof(double))
+                if p == NULL:
+                    return -1
+                for n in range(self.ocols.n):
                     memcpy(<double*>p + n * ocap * self.F, self.omega + n * self.ocap * self.F,
                            self._n_cached() * self.F * sizeof(double))
-            free(self.omega)
-            self.omega = <double*>p
+                free(self.omega)
+                self.omega = <double*>p
             self.ocap = ocap
         self.cap = cap
         return 0
@@ -459,17 +542,22 @@ cdef class DSGCore(LearnerCore):
         return self.m if self.m < self.cache_blocks else self.cache_blocks
 
     cdef inline void _cache_block(self, Py_ssize_t j) noexcept nogil:
-        """E_j into its columns of the feature-major cache (if block j is one it caches)."""
+        """E_j's rows of the cached columns into the column-major cache (if block j is one it caches)."""
+        cdef Py_ssize_t s, stride = self.ocap * self.F
+        cdef const int* cols
         if j < self.cache_blocks:
-            self._draw_block(j, self.omega + j * self.F, self.ocap * self.F)
+            for s in range(self.ocols.n):
+                ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>self.ocols.cols[s] * self.F,
+                           self.omega + s * stride + j * self.F, self.F)
 
     # -- features and scores ------------------------------------------------------------------
     cdef void _features(self, Py_ssize_t j, const double* E, Py_ssize_t stride, const int* pos, const double* x,
                         const int* idx, int nnz, double* buf, double* a, double* cs) noexcept nogil:
         """cs = [cos a; sin a] with a = Omega_j^T x (without F^{-1/2}).
 
-        E: rows of E_j (row n at E + n stride, or at E + pos[n] stride when pos is given), or NULL
-        to regenerate the F normals of each nonzero feature n from element n F of block j + 1.
+        E: rows of E_j (the row of nonzero k at E + idx[k] stride, or at E + pos[k] stride when pos
+        is given, regenerated where pos[k] < 0), or NULL to regenerate the F normals of each
+        nonzero feature n from element n F of block j + 1.
         """
         cdef int k, F = self.F
         cdef double v
@@ -479,13 +567,13 @@ cdef class DSGCore(LearnerCore):
             v = x[k]
             if v == 0.0:
                 continue
-            if E == NULL:
+            if E == NULL or (pos != NULL and pos[k] < 0):
                 ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>idx[k] * F, buf, F)
                 row = buf
             elif pos == NULL:
                 row = E + <Py_ssize_t>idx[k] * stride
             else:
-                row = E + <Py_ssize_t>pos[idx[k]] * stride
+                row = E + <Py_ssize_t>pos[k] * stride
             ok_axpy(F, self.root * v, row, a)
         ok_vcossin(a, cs, cs + F, F)
 
@@ -499,7 +587,7 @@ cdef class DSGCore(LearnerCore):
         """part[j] = A_j^T [cos; sin] (stored scale, without F^{-1/2})."""
         cdef int c, C = self.n_outputs, F = self.F
         cdef double* cs = scr + 2 * F
-        self._features(j, self._cached(j), self.ocap * F, NULL, x, idx, nnz, scr, scr + F, cs)
+        self._features(j, self._cached(j), self.ocap * F, self.slotbuf, x, idx, nnz, scr, scr + F, cs)
         for c in range(C):
             self.part[j * C + c] = ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
 
@@ -509,11 +597,12 @@ cdef class DSGCore(LearnerCore):
         blocks (at most RUN_ELEMS features, so a stays in L1) is projected with one axpy per nonzero
         feature and one cos/sin call; then each block's [cos; sin] is gathered into scr for its dot.
         Every element gets the operations of _partial in the same order: the same bits."""
-        cdef Py_ssize_t j, r0, off, L, stride = self.ocap * self.F
+        cdef Py_ssize_t j, jj, r0, off, L, stride = self.ocap * self.F
         cdef Py_ssize_t run = RUN_ELEMS // self.F if RUN_ELEMS > self.F else 1
         cdef int k, c, C = self.n_outputs, F = self.F
         cdef double v
         cdef double* cs = scr + 2 * F
+        cdef double* rb = scr + 4 * F         # a column past col_limit: its rows of the run, regenerated
         j = j0
         while j < j1:
             if not self.live[j]:
@@ -527,8 +616,15 @@ cdef class DSGCore(LearnerCore):
             memset(self.pa + off, 0, L * sizeof(double))
             for k in range(nnz):
                 v = x[k]
-                if v != 0.0:
-                    ok_axpy(<int>L, self.root * v, self.omega + <Py_ssize_t>idx[k] * stride + off, self.pa + off)
+                if v == 0.0:
+                    continue
+                if self.slotbuf[k] >= 0:
+                    ok_axpy(<int>L, self.root * v, self.omega + <Py_ssize_t>self.slotbuf[k] * stride + off, self.pa + off)
+                else:
+                    for jj in range(r0, j):
+                        ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(jj + 1), <uint64_t>idx[k] * F,
+                                   rb + (jj - r0) * F, F)
+                    ok_axpy(<int>L, self.root * v, rb, self.pa + off)
             ok_vcossin(self.pa + off, self.pcos + off, self.psin + off, <int>L)
         for j in range(j0, j1):
             if self.live[j]:
@@ -549,7 +645,8 @@ cdef class DSGCore(LearnerCore):
     cdef void _predict_f(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         """out = f(x) (without the novelty offset)."""
         cdef Py_ssize_t j, t, m = self.m, mc = self._n_cached()
-        cdef int c, C = self.n_outputs, nt = self.n_threads, ntc, stride = 4 * self.F
+        cdef int c, C = self.n_outputs, nt = self.n_threads, ntc
+        cdef Py_ssize_t stride = self.tstride
         cdef double s
         cdef bint par
         for c in range(C):
@@ -587,6 +684,8 @@ cdef class DSGCore(LearnerCore):
             out[c] *= s
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
+        if self._slots(idx, nnz) != 0:        # serially, before any parallel block sum
+            return -1
         self._predict_f(x, idx, nnz, out)
         if self.novelty:
             out[0] -= self.offset
@@ -599,13 +698,15 @@ cdef class DSGCore(LearnerCore):
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef int c, C = self.n_outputs, b = self.n_pend
         cdef Py_ssize_t at
-        self.predict_row(x, idx, nnz, out)
+        if self.predict_row(x, idx, nnz, out) != 0:
+            return -1
         at = self.pptr[b]
         if self._reserve_pending(at + nnz) != 0:
             return -1
         if nnz:
             memcpy(self.pval + at, x, nnz * sizeof(double))
             memcpy(self.pidx + at, idx, nnz * sizeof(int))
+            memcpy(self.pslot + at, self.slotbuf, nnz * sizeof(int))
         self.pptr[b + 1] = at + nnz
         self.py[b] = y
         for c in range(C):
@@ -652,7 +753,8 @@ cdef class DSGCore(LearnerCore):
             if not any_g and not self.precondition:
                 continue                       # zero rows add nothing (and cost a regeneration)
             cs = self.Z + <Py_ssize_t>b * F2 if self.precondition else scr + 2 * self.F
-            self._features(j, E, self.ocap * self.F, NULL, self.pval + self.pptr[b], self.pidx + self.pptr[b],
+            self._features(j, E, self.ocap * self.F, self.pslot + self.pptr[b], self.pval + self.pptr[b],
+                           self.pidx + self.pptr[b],
                            <int>(self.pptr[b + 1] - self.pptr[b]), scr, scr + self.F, cs)
             for c in range(C):
                 if g[c] != 0.0:
@@ -790,10 +892,11 @@ cdef class DSGCore(LearnerCore):
     # -- Python access ------------------------------------------------------------------------
     def decision_function(self, rows):
         """Scores of every row, (n, n_outputs): block-major, so each block's rows of E_j are drawn
-        once for all queries (only for the features that occur); bit-identical to predict_row."""
+        once for all queries (only for the features that occur); bit-identical to predict_row.
+        Memory: the rows' nonzeros and the distinct columns times F, never n_features."""
         cdef Py_ssize_t n = rows.n_rows, r, j, u, nu_, m = self.m
         cdef int C = self.n_outputs, c, F = self.F, nt = max(1, min(self.n_threads, self.n_scr))
-        cdef int stride = 4 * F, tid
+        cdef Py_ssize_t stride = self.tstride
         out = np.zeros((n, C))
         if n == 0:
             return out
@@ -801,19 +904,34 @@ cdef class DSGCore(LearnerCore):
         cdef RowView rv = row_view(rows)
         if rv.dense:
             used = np.arange(rv.d_in, dtype=np.int32)
+            upos = used                                   # position in ``used`` of each stored index
         else:
-            used = np.unique(np.asarray(rows.indices)).astype(np.int32)
+            ind = np.asarray(rows.indices)
+            used, upos = np.unique(ind, return_inverse=True)
+            used = used.astype(np.int32)
+            upos = upos.astype(np.int32).ravel()
         cdef int[::1] usedv = used
         nu_ = used.shape[0]
-        posa = np.full(self.n_features, -1, dtype=np.int32)
-        posa[used] = np.arange(nu_, dtype=np.int32)
-        cdef int[::1] posv = posa
+        # cache slots of the stored indices (-1: regenerate), the used columns entering first
+        uslot = np.full(max(1, nu_), -1, dtype=np.int32)
+        cdef int[::1] usv = uslot
+        if nu_:
+            with nogil:
+                if self._slots(&usedv[0], <int>nu_) != 0:
+                    with gil:
+                        raise MemoryError("cannot grow the DSG frequency cache")
+            for u in range(nu_):
+                usv[u] = self.slotbuf[u]
+        aslot = uslot[upos] if nu_ else uslot
+        aslot = np.ascontiguousarray(aslot, dtype=np.int32)
+        upos = np.ascontiguousarray(upos, dtype=np.int32) if nu_ else np.zeros(1, dtype=np.int32)
+        cdef const int[::1] apv = upos
+        cdef const int[::1] asv = aslot
         Ec = np.zeros(max(1, nu_ * F))
         cdef double[::1] Ecv = Ec
         cdef const double* E
         cdef const int* pos
         cdef Py_ssize_t estride
-        cdef double* scr
         cdef bint par = nt > 1 and n > 1 and n * F * (8.0 + 2 * C) >= self.par_threshold
         with nogil:
             for j in range(m):
@@ -822,13 +940,13 @@ cdef class DSGCore(LearnerCore):
                 E = self._cached(j)
                 if E != NULL:
                     estride = self.ocap * F
-                    pos = NULL
+                    pos = &asv[0]
                 else:
                     estride = F
                     for u in range(nu_):
                         ok_normals(self.seed, BLOCK_STREAM, <uint64_t>(j + 1), <uint64_t>usedv[u] * F, &Ecv[u * F], F)
                     E = &Ecv[0]
-                    pos = &posv[0]
+                    pos = &apv[0]
                 if par:
                     for r in prange(n, num_threads=nt, schedule="static"):
                         self._query(j, E, estride, pos, &rv, r, self.tscr + threadid() * stride, &ov[r, 0])
@@ -845,12 +963,14 @@ cdef class DSGCore(LearnerCore):
 
     cdef void _query(self, Py_ssize_t j, const double* E, Py_ssize_t estride, const int* pos, const RowView* rv,
                      Py_ssize_t r, double* scr, double* acc) noexcept nogil:
+        """acc += block j's partial scores of row r; pos: per stored index of the rows (aligned
+        with rv.indices), the row of E to use (-1: regenerate)."""
         cdef int c, C = self.n_outputs, F = self.F, nnz
         cdef double* cs = scr + 2 * F
         cdef const double* xr
         cdef const int* xi
         get_row(rv, r, &xr, &xi, &nnz)
-        self._features(j, E, estride, pos, xr, xi, nnz, scr, scr + F, cs)
+        self._features(j, E, estride, pos + (xi - rv.indices), xr, xi, nnz, scr, scr + F, cs)
         for c in range(C):
             acc[c] += ok_dot(self.A + (j * C + c) * self.F2, cs, self.F2)
 
@@ -1018,6 +1138,14 @@ cdef class DSGCore(LearnerCore):
             for c in range(C):
                 self.pf[q * C + c] = fs[q, c]
         self.n_pend = n_pend
+        # the pending rows' cache slots (the cache refills as a fresh model's would; its content
+        # never changes a score)
+        cdef const int[::1] iv
+        if vals.shape[0]:
+            iv = idxs
+            if self._slots(&iv[0], <int>vals.shape[0]) != 0:
+                raise MemoryError("cannot allocate the DSG frequency cache")
+            memcpy(self.pslot, self.slotbuf, vals.shape[0] * sizeof(int))
 
 
 # ---- the Python learners ------------------------------------------------------------------------
@@ -1031,6 +1159,26 @@ ALL_BLOCKS = 1 << 62
 """``cache_blocks`` of ``store_omega=True``: every block."""
 #: Bounds of :func:`stream_blocks`, and its value when the stream's length is unknown.
 BLOCKS_MIN, BLOCKS_MAX, BLOCKS_UNKNOWN = 64, 4096, 512
+
+
+def cache_columns(X, int block_size):
+    """The columns the frequency cache is sized for: X's width while one block of that many rows
+    fits in :data:`OMEGA_CACHE_BYTES` (narrow data, as before), else the distinct columns present in
+    X (wide sparse data: the same count as their compact copy; never n_features).
+
+    Parameters
+    ----------
+    X : array or sparse matrix, the first rows.
+    block_size : int, F.
+
+    Returns
+    -------
+    int
+    """
+    d = max(1, X.shape[1])
+    if d * block_size * 8 <= OMEGA_CACHE_BYTES or not hasattr(X, "indices"):
+        return d
+    return max(1, int(np.unique(np.asarray(X.indices)).shape[0]))
 
 
 def stream_blocks(X, n_outputs, n_stream, block_size):
@@ -1059,8 +1207,9 @@ def stream_blocks(X, n_outputs, n_stream, block_size):
     -------
     int
     """
-    cached = OMEGA_CACHE_BYTES // (max(1, X.shape[1]) * block_size * 8)
-    unit = block_size * (row_cost(X) + 8.0 + 4.0 * n_outputs + X.shape[1] / 32.0)
+    d = cache_columns(X, block_size)
+    cached = OMEGA_CACHE_BYTES // (d * block_size * 8)
+    unit = block_size * (row_cost(X) + 8.0 + 4.0 * n_outputs + d / 32.0)
     return int(min(stream_bound(n_stream, unit, BLOCKS_MIN, BLOCKS_MAX, BLOCKS_UNKNOWN), max(cached, BLOCKS_MIN)))
 
 
@@ -1258,10 +1407,10 @@ class DSG(OnlineLearner):
             classes = NOVELTY_CLASSES
         return OnlineLearner.partial_fit(self, X, self._novelty_y(X, y), classes)
 
-    def _cache_blocks(self, n_features, block_size):
-        """The core's ``cache_blocks`` for ``store_omega`` on data with ``n_features`` columns."""
+    def _cache_blocks(self, X, block_size):
+        """The core's ``cache_blocks`` for ``store_omega`` on data like X (:func:`cache_columns`)."""
         if is_auto(self.store_omega):
-            return OMEGA_CACHE_BYTES // (max(1, n_features) * block_size * 8)
+            return OMEGA_CACHE_BYTES // (cache_columns(X, block_size) * block_size * 8)
         return ALL_BLOCKS if self.store_omega else 0
 
     def _variant_params(self):
@@ -1281,7 +1430,7 @@ class DSG(OnlineLearner):
         core._setup_dsg(n_features, task, n_outputs, self._n_threads(), self._variant,
                         int(self.param_value("batch_size")), F, float(self.nu),
                         float(self.param_value("theta")), float(self.t0), gamma,
-                        self.seed, bool(self.precondition), self._cache_blocks(n_features, F), bool(self.novelty),
+                        self.seed, bool(self.precondition), self._cache_blocks(X, F), bool(self.novelty),
                         G, U, M, sigma, loss)
         cap = self.param_value("max_blocks")
         core.max_blocks = -1 if cap is None else int(cap)

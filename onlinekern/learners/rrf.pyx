@@ -25,10 +25,20 @@ The guard keeps scores finite; it does not make a too large eta_rho harmless.  O
 step can push rho_n far down, and since the gradient carries e^{rho_n} the feature then stays out
 of the kernel: on ijcnn1 at eta_rho = 3e-2 (three times the paper's largest step) this happens in
 2 of 10 permutations, at 1e-2 in none (BENCHMARKS.md, RRF section).
+
+Wide data (the feature map's keyed rule, onlinekern._core.features): rho, e^rho and the gradient
+accumulator live at the *slots* of a ColumnMap (columns numbered in order of first appearance)
+instead of at the column index, so their memory follows the columns seen, not n_features.  A
+column enters the map (rho_0, e^{rho_0} = sqrt(2 g0), as every column starts) when a training step
+first meets it; prediction only looks columns up, and a column never trained on scales by
+sqrt(2 g0), its initial value, exactly as a stored rho_0 would.  The arrays grow geometrically
+(a failed growth stops the run with MemoryError).  Every operation on a nonzero is the same as on
+stored-E data, with E's row drawn from the keyed rule.
 """
 from libc.math cimport exp, log
 from onlinekern._core.learner cimport TASK_MULTICLASS
 from onlinekern._core.features cimport FeatureCore
+from onlinekern._core.columns cimport ColumnMap
 from onlinekern._core.losses cimport TaskLoss, runner_up
 from onlinekern._core.vmath cimport ok_dot
 
@@ -115,9 +125,16 @@ cdef class RRFCore(FeatureCore):
     cdef readonly double rho0, rho_lo, rho_hi
     cdef public long long n_rho_clips
     cdef object rho_, fscale_, grho_, q_    # numpy buffers kept alive
-    cdef double* rho                        # d: log-scales
-    cdef double* fscale                     # d: e^{rho}, refreshed only where rho changed
-    cdef double* grho                       # d: rho-gradient accumulator, all zero between steps
+    cdef double* rho                        # d (or slots): log-scales
+    cdef double* fscale                     # d (or slots): e^{rho}, refreshed only where rho changed
+    cdef double* grho                       # d (or slots): rho-gradient accumulator, all zero between steps
+    # wide data (keyed feature rule): per-column state at the slots of ``cols``; None otherwise
+    cdef public ColumnMap cols
+    cdef Py_ssize_t rcap                    # slots the rho arrays have room for
+    cdef object slots_                      # int32 buffer: the slots of the current row's nonzeros
+    cdef int* slotbuf
+    cdef int slotcap
+    cdef const int* sl                      # the nonzeros' state indices: idx (stored E) or slotbuf
     cdef double* q                          # D: q_j without the factor h D^{-1/2} scale
     cdef double h                           # l' (binary/regression) or l'_m (multiclass) of the last example
     cdef int r                              # its runner-up (multiclass)
@@ -130,18 +147,79 @@ cdef class RRFCore(FeatureCore):
         self.n_rho_clips = 0
         # e^{rho_0} is stored as sqrt(2 g0), FOGD's scale, so that eta_rho = 0 reproduces FOGD
         # bit for bit (§5.3); exp(0.5 log(2 g0)) may differ from it in the last bit.
-        self._bind(np.full(self.n_features, self.rho0), np.full(self.n_features, self.fmap.root))
+        if self.fmap.keyed:
+            self._bind(np.zeros(0), np.zeros(0), ColumnMap())
+        else:
+            self._bind(np.full(self.n_features, self.rho0), np.full(self.n_features, self.fmap.root))
 
-    def _bind(self, rho, fscale):
-        self.rho_ = np.ascontiguousarray(rho, dtype=np.float64).copy()
-        self.fscale_ = np.ascontiguousarray(fscale, dtype=np.float64).copy()
-        self.grho_ = np.zeros(self.n_features)
+    def _bind(self, rho, fscale, cols=None):
+        """Take rho and e^rho: per column (cols None) or per slot of the ColumnMap ``cols``."""
+        self.cols = cols
+        n = len(rho)
+        cap = n if cols is None else max(64, n)
+        self.rho_ = np.full(cap, self.rho0)
+        self.fscale_ = np.full(cap, self.fmap.root)
+        self.rho_[:n] = rho
+        self.fscale_[:n] = fscale
+        self.grho_ = np.zeros(cap)
+        self.rcap = cap
         self.q_ = np.zeros(self.fmap.D)
+        self._bind_arrays()
+        self.slots_ = np.zeros(64, dtype=np.int32)
+        cdef int[::1] sv = self.slots_
+        self.slotbuf = &sv[0]
+        self.slotcap = 64
+
+    def _bind_arrays(self):
         cdef double[::1] a = self.rho_, b = self.fscale_, c = self.grho_, e = self.q_
-        self.rho = &a[0]
-        self.fscale = &b[0]
-        self.grho = &c[0]
+        self.rho = &a[0] if a.shape[0] else NULL
+        self.fscale = &b[0] if b.shape[0] else NULL
+        self.grho = &c[0] if c.shape[0] else NULL
         self.q = &e[0]
+
+    def _grow(self, Py_ssize_t need_slots, int need_nnz):
+        """Room for ``need_slots`` slots (geometric) and a slot buffer of ``need_nnz``."""
+        cdef int[::1] sv
+        if need_slots > self.rcap:
+            cap = max(need_slots, 2 * self.rcap)
+            self.rho_ = np.concatenate([self.rho_, np.full(cap - self.rcap, self.rho0)])
+            self.fscale_ = np.concatenate([self.fscale_, np.full(cap - self.rcap, self.fmap.root)])
+            self.grho_ = np.concatenate([self.grho_, np.zeros(cap - self.rcap)])
+            self.rcap = cap
+            self._bind_arrays()
+        if need_nnz > self.slotcap:
+            self.slotcap = max(need_nnz, 2 * self.slotcap)
+            self.slots_ = np.zeros(self.slotcap, dtype=np.int32)
+            sv = self.slots_
+            self.slotbuf = &sv[0]
+
+    cdef int _slots(self, const int* idx, int nnz, bint add) noexcept nogil:
+        """Point ``sl`` at the state indices of the row's nonzeros: ``idx`` itself on stored-E
+        data; on wide data their slots, new columns added (``add``, a training step) or -1
+        (prediction).  0, or -1 without memory."""
+        cdef int rc = 0
+        if self.cols is None:
+            self.sl = idx
+            return 0
+        if nnz > self.slotcap:
+            with gil:
+                try:
+                    self._grow(0, nnz)
+                except Exception:
+                    return -1
+        if add:
+            if self.cols.insert(idx, nnz, self.slotbuf) != 0:
+                return -1
+            if self.cols.n > self.rcap:
+                with gil:
+                    try:
+                        self._grow(self.cols.n, 0)
+                    except Exception:
+                        rc = -1
+        else:
+            self.cols.lookup(idx, nnz, self.slotbuf)
+        self.sl = self.slotbuf
+        return rc
 
     # -- the pieces of one step, shared by step() and py_gradients() ----------------------------
     cdef double _forward(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
@@ -149,7 +227,7 @@ cdef class RRFCore(FeatureCore):
         cdef double* g = self.grad_buf
         cdef double val
         cdef int yi
-        self.fmap.features(x, idx, nnz, self.fscale)
+        self.fmap.features_at(x, idx, nnz, self.fscale, self.sl)
         self.w.scores(self.fmap.cs, self.fmap.norm, out)
         val = self.loss.grad(out, y, self.n_outputs, g)
         if self.task == TASK_MULTICLASS:
@@ -163,7 +241,8 @@ cdef class RRFCore(FeatureCore):
         return val
 
     cdef void _rho_gradient(self, const double* x, const int* idx, int nnz, double y) noexcept nogil:
-        """Step 4: grho[n] += h x_n e^{rho_n} E_n . q for the nonzeros of x (pre-update w)."""
+        """Step 4: grho[n] += h x_n e^{rho_n} E_n . q for the nonzeros of x (pre-update w);
+        n is the nonzero's state index (``sl``)."""
         cdef int D = self.fmap.D, j, k, n, k0, m
         cdef double dots[64]
         cdef const double* c = self.fmap.cs
@@ -185,9 +264,13 @@ cdef class RRFCore(FeatureCore):
         k0 = 0
         while k0 < nnz:                        # the dots E_n . q of up to 64 nonzeros at a time
             m = nnz - k0 if nnz - k0 < 64 else 64
-            okrrf_row_dots(self.fmap.E, D, idx + k0, m, self.q, dots)
+            if self.fmap.keyed:              # each keyed row used as soon as it is fetched
+                for k in range(m):
+                    dots[k] = ok_dot(self.fmap.row(idx[k0 + k]), self.q, D)
+            else:
+                okrrf_row_dots(self.fmap.E, D, idx + k0, m, self.q, dots)
             for k in range(m):
-                n = idx[k0 + k]
+                n = self.sl[k0 + k]
                 u = x[k0 + k] * self.fscale[n]     # = x_n e^{rho_n}, the projection's own factor
                 if u != 0.0:
                     self.grho[n] += coef * u * dots[k]
@@ -208,7 +291,7 @@ cdef class RRFCore(FeatureCore):
         cdef int k, n
         cdef double gr, new
         for k in range(nnz):
-            n = idx[k]
+            n = self.sl[k]
             gr = self.grho[n]
             if gr == 0.0:                      # x_n = 0, or already applied (duplicate index)
                 continue
@@ -228,11 +311,15 @@ cdef class RRFCore(FeatureCore):
                 self.fscale[n] = exp(new)
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
-        self.fmap.features(x, idx, nnz, self.fscale)
+        if self._slots(idx, nnz, False) != 0:
+            return -1
+        self.fmap.features_at(x, idx, nnz, self.fscale, self.sl)
         self.w.scores(self.fmap.cs, self.fmap.norm, out)
         return 0
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
+        if self._slots(idx, nnz, True) != 0:
+            return -1
         self._forward(x, idx, nnz, y, out)
         # h = 0 (flat side of a kink) or eta_rho = 0: rho does not move, skip the O(nnz D) pass
         cdef bint move_rho = self.h != 0.0 and self.eta_rho != 0.0
@@ -257,15 +344,31 @@ cdef class RRFCore(FeatureCore):
             raise ValueError(f"x has {xv.shape[0]} values, expected {self.n_features}")
         if self.task == TASK_MULTICLASS and not (0 <= y < self.n_outputs and y == int(y)):
             raise ValueError("y must be a class index")
-        cdef int[::1] iv = np.arange(self.n_features, dtype=np.int32)
+        # stored E: every column (the step's exact operations); wide data: the nonzeros, whose
+        # columns enter the map as a step would add them (grad_rho is zero elsewhere either way)
+        iarr = np.arange(self.n_features, dtype=np.int32) if self.cols is None else \
+            np.flatnonzero(np.asarray(xv)).astype(np.int32)
+        if iarr.shape[0] == 0:
+            iarr = np.zeros(1, dtype=np.int32)
+        xarr = np.ascontiguousarray(np.asarray(xv)[iarr])
+        cdef int[::1] iv = iarr
+        cdef double[::1] xs = xarr
+        cdef int nnz = <int>iarr.shape[0]
         f = np.zeros(self.n_outputs)
         cdef double[::1] fv = f
         cdef double yy = y, val
+        if self._slots(&iv[0], nnz, True) != 0:
+            raise MemoryError("cannot grow the column map")
         with nogil:
-            val = self._forward(&xv[0], &iv[0], self.n_features, yy, &fv[0])
+            val = self._forward(&xs[0], &iv[0], nnz, yy, &fv[0])
             if self.h != 0.0:
-                self._rho_gradient(&xv[0], &iv[0], self.n_features, yy)
-        grad_rho = np.array(self.grho_)
+                self._rho_gradient(&xs[0], &iv[0], nnz, yy)
+        if self.cols is None:
+            grad_rho = np.array(self.grho_)
+        else:
+            grad_rho = np.zeros(self.n_features)
+            sl = self.cols.slots(iarr)
+            grad_rho[iarr] = self.grho_[sl]
         self.grho_[...] = 0.0
         g = np.array([self.grad_buf[c] for c in range(self.n_outputs)])
         z = self.fmap.norm * np.array([self.fmap.cs[j] for j in range(2 * self.fmap.D)])
@@ -275,22 +378,41 @@ cdef class RRFCore(FeatureCore):
 
     def transform(self, rows):
         """z(x) of the learned map (Omega = diag(e^rho) E) for every row: array (n, 2D)."""
-        return self.fmap.transform_rows(rows, self.fscale)
+        return self.fmap.transform_rows(rows, self.fscale, self.cols)
+
+    def _dense(self, arr, fill):
+        if self.cols is None:
+            return np.array(arr)
+        out = np.full(self.n_features, fill)
+        out[self.cols.columns()] = arr[:len(self.cols)]
+        return out
 
     @property
     def log_bandwidth(self):
-        """rho (copy), shape (n_features,)."""
-        return np.array(self.rho_)
+        """rho (copy), shape (n_features,) (on wide data rho_0 at the columns never trained on)."""
+        return self._dense(self.rho_, self.rho0)
 
     @property
     def feature_scale(self):
-        """e^{rho} as used by the feature map (copy)."""
-        return np.array(self.fscale_)
+        """e^{rho} as used by the feature map (copy), shape (n_features,)."""
+        return self._dense(self.fscale_, self.fmap.root)
+
+    @property
+    def column_log_bandwidth(self):
+        """(columns, rho): the columns that have state and their rho (every column on stored-E data,
+        the columns trained on, in order of first appearance, on wide data)."""
+        if self.cols is None:
+            return np.arange(self.n_features, dtype=np.int32), np.array(self.rho_)
+        n = len(self.cols)
+        return self.cols.columns(), np.array(self.rho_[:n])
 
     def get_state(self):
         st = FeatureCore.get_state(self)
+        n = self.rcap if self.cols is None else len(self.cols)
         st.update(eta=self.eta, eta_rho=self.eta_rho, lam=self.lam, loss=self.loss.spec, rho0=self.rho0,
-                  rho=np.array(self.rho_), feat_scale=np.array(self.fscale_), n_rho_clips=self.n_rho_clips)
+                  rho=np.array(self.rho_[:n]), feat_scale=np.array(self.fscale_[:n]), n_rho_clips=self.n_rho_clips)
+        if self.cols is not None:
+            st["columns"] = self.cols.columns()
         return st
 
     def set_state(self, st):
@@ -300,7 +422,19 @@ cdef class RRFCore(FeatureCore):
         rho0 = float(st["rho0"])
         rho = np.asarray(st["rho"], dtype=np.float64)
         fscale = np.asarray(st["feat_scale"], dtype=np.float64)
-        d = self.n_features
+        cols = None
+        if self.fmap.keyed:
+            if "columns" not in st:
+                raise ValueError("a keyed-rule RRF state needs its columns")
+            columns = np.asarray(st["columns"])
+            if columns.ndim != 1 or (columns.size and (columns.min() < 0 or columns.max() >= self.n_features)):
+                raise ValueError(f"columns must be a vector of indices in [0, {self.n_features})")
+            cols = ColumnMap(columns)
+            if len(cols) != columns.shape[0]:
+                raise ValueError("columns must not repeat")
+            d = columns.shape[0]
+        else:
+            d = self.n_features
         if rho.shape != (d,) or fscale.shape != (d,):
             raise ValueError(f"rho and feat_scale must have shape ({d},)")
         if not (np.isfinite(rho0) and np.all(np.isfinite(rho)) and np.all(np.isfinite(fscale))):
@@ -315,7 +449,7 @@ cdef class RRFCore(FeatureCore):
         self.rho_lo = rho0 - RHO_RANGE
         self.rho_hi = rho0 + RHO_RANGE
         self.n_rho_clips = int(st["n_rho_clips"])
-        self._bind(rho, fscale)
+        self._bind(rho, fscale, cols)
 
 
 #: Product step of the log-bandwidths rho over a stream of at most :data:`ETA_GAMMA_T0` examples
@@ -391,7 +525,11 @@ class RRF(FeatureLearner):
     Attributes
     ----------
     log_bandwidth_ : ndarray (n_features,)
-        rho.
+        rho (a dense array; on wide data prefer ``column_log_bandwidth_``).
+    column_log_bandwidth_ : (ndarray of int32, ndarray)
+        (columns, rho) of the columns that have state: every column on narrow data; on wide data
+        (the keyed feature rule) the columns trained on, in order of first appearance -- every
+        other column keeps rho_0.
     bandwidth_ : ndarray (n_features,)
         Per-feature kernel widths g_n = e^{2 rho_n}/2.
     n_rho_clips_ : int
@@ -399,7 +537,7 @@ class RRF(FeatureLearner):
     coef_ : ndarray (2D,) or (C, 2D)
         Weights of z(x).
     feature_map_ : RandomFourierMap
-        Holds E and g0; its ``transform`` is the *initial* map.  ``RRF.transform`` applies the
+        Holds E (or, on wide data, draws its rows: ``feature_map_.rows(columns)``) and g0; its ``transform`` is the *initial* map.  ``RRF.transform`` applies the
         learned one.
     """
 
@@ -476,6 +614,12 @@ class RRF(FeatureLearner):
         """Learned log-scales rho, shape (n_features,)."""
         self._check_fitted()
         return self.core_.log_bandwidth
+
+    @property
+    def column_log_bandwidth_(self):
+        """(columns, rho) of the columns with state (see the class docstring)."""
+        self._check_fitted()
+        return self.core_.column_log_bandwidth
 
     @property
     def bandwidth_(self):

@@ -1,0 +1,170 @@
+/*
+ * ok_rowcache.h -- a bounded cache of keyed random-feature rows.
+ *
+ * On wide data the frequency matrix E (d x D) is never stored: row c (the D frequencies of input
+ * column c) is E[c, j] = ok_normal(seed, stream, c, j), j < D, drawn on demand by the counter-based
+ * generator of ok_rng.h.  Generation is a pure function of (seed, stream, c), so a row is the same
+ * bits wherever, whenever and however often it is drawn, and whatever the cache holds: the cache
+ * only decides how often a row is regenerated, never what it contains.
+ *
+ * Layout: `nsets` sets of `ways` lines (8-way set associative, or fewer ways when the cache holds
+ * fewer than 8 rows); a column's set is a Fibonacci hash of the column, its line within the set
+ * is found by comparing tags, and a miss replaces the least recently used line of the set (or an
+ * empty one).  The rows are one malloc'ed block that is touched only where rows are written, so
+ * a large cache of which few lines are used costs few resident pages.  A row pointer returned by
+ * ok_rowcache_row stays valid until the next call (a later miss may replace it); ok_rowcache_pin
+ * keeps a chunk of rows valid together (lines used since a tick are never replaced; a row that
+ * finds its whole set pinned is drawn into caller scratch), for ok_project_rows, the register-
+ * blocked projection over row pointers.
+ */
+#ifndef OK_ROWCACHE_H
+#define OK_ROWCACHE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ok_rng.h"
+#include "ok_vmath.h"
+
+typedef struct {
+    int D;                  /* row length */
+    int ways;               /* lines per set (1..8) */
+    long nsets;             /* sets */
+    double *rows;           /* nsets * ways * D */
+    int *tag;               /* nsets * ways: column held, or -1 */
+    uint64_t *used;         /* nsets * ways: tick of the last use (0: never) */
+    uint64_t tick;
+    uint64_t seed;
+    uint32_t stream;
+    long long hits, misses;
+} ok_rowcache;
+
+/* Lines for `bytes` of rows of D doubles (at least 1). */
+static inline long ok_rowcache_lines(long D, size_t bytes) {
+    size_t lines = bytes / ((size_t)D * sizeof(double));
+    return lines < 1 ? 1 : (long)lines;
+}
+
+/* Set up a cache of about `bytes` of rows (at least one row).  0, or -1 without memory. */
+static inline int ok_rowcache_init(ok_rowcache *c, uint64_t seed, uint32_t stream, int D, size_t bytes) {
+    long lines = ok_rowcache_lines(D, bytes), i;
+    c->D = D;
+    c->ways = lines < 8 ? (int)lines : 8;
+    c->nsets = lines / c->ways;
+    lines = c->nsets * c->ways;
+    c->rows = (double *)malloc((size_t)lines * (size_t)D * sizeof(double));
+    c->tag = (int *)malloc((size_t)lines * sizeof(int));
+    c->used = (uint64_t *)malloc((size_t)lines * sizeof(uint64_t));
+    c->tick = 0;
+    c->seed = seed;
+    c->stream = stream;
+    c->hits = c->misses = 0;
+    if (c->rows == NULL || c->tag == NULL || c->used == NULL) {
+        free(c->rows); free(c->tag); free(c->used);
+        c->rows = NULL; c->tag = NULL; c->used = NULL;
+        return -1;
+    }
+    for (i = 0; i < lines; i++) { c->tag[i] = -1; c->used[i] = 0; }
+    return 0;
+}
+
+static inline void ok_rowcache_free(ok_rowcache *c) {
+    free(c->rows); free(c->tag); free(c->used);
+    c->rows = NULL; c->tag = NULL; c->used = NULL;
+}
+
+/* Row `col` (>= 0) of the keyed matrix: D doubles, valid until the next call. */
+static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
+    long set = c->nsets == 1 ? 0
+             : (long)((((uint64_t)(uint32_t)col * 11400714819323198485ULL) >> 32) * (uint64_t)c->nsets >> 32);
+    long base = set * c->ways, victim = base, w;
+    double *row;
+    c->tick++;
+    for (w = base; w < base + c->ways; w++) {
+        if (c->tag[w] == col) {
+            c->used[w] = c->tick;
+            c->hits++;
+            return c->rows + (size_t)w * (size_t)c->D;
+        }
+        if (c->used[w] < c->used[victim]) victim = w;
+    }
+    row = c->rows + (size_t)victim * (size_t)c->D;
+    ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
+    c->tag[victim] = col;
+    c->used[victim] = c->tick;
+    c->misses++;
+    return row;
+}
+
+/* Row `col` for use together with every row fetched since tick t0 (the rows of one chunk of
+ * nonzeros): those lines are never replaced; when every line of the column's set is one of them,
+ * the row is drawn into `spare` (D doubles) instead.  The pointer stays valid while the chunk's
+ * fetches go on. */
+static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0, double *spare) {
+    long set = c->nsets == 1 ? 0
+             : (long)((((uint64_t)(uint32_t)col * 11400714819323198485ULL) >> 32) * (uint64_t)c->nsets >> 32);
+    long base = set * c->ways, victim = -1, w;
+    double *row;
+    c->tick++;
+    for (w = base; w < base + c->ways; w++) {
+        if (c->tag[w] == col) {
+            c->used[w] = c->tick;
+            c->hits++;
+            return c->rows + (size_t)w * (size_t)c->D;
+        }
+        if (c->used[w] <= t0 && (victim < 0 || c->used[w] < c->used[victim])) victim = w;
+    }
+    c->misses++;
+    if (victim < 0) {                          /* the whole set holds this chunk's rows */
+        ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, spare, c->D);
+        return spare;
+    }
+    row = c->rows + (size_t)victim * (size_t)c->D;
+    ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
+    c->tag[victim] = col;
+    c->used[victim] = c->tick;
+    return row;
+}
+
+/* a[j] (+)= sum_k v[k] rows[k][j], j < D, k < m: ok_project's register-blocked pass over row
+ * pointers.  init = 0 starts from zero, init = 1 continues the sums in a; each output is the same
+ * chain of multiplies and adds at every level and however the nonzeros are split into calls. */
+#define OK_PROJECT_ROWS_BODY(VT, W)                                                           \
+    int j = 0, k, t;                                                                          \
+    VT zero_;                                                                                 \
+    for (t = 0; t < W; t++) zero_[t] = 0.0;                                                   \
+    for (; j + 4 * W <= D; j += 4 * W) {                                                      \
+        VT a0 = zero_, a1 = zero_, a2 = zero_, a3 = zero_;                                    \
+        if (init) {                                                                           \
+            a0 = OK_VLOAD(VT, a + j); a1 = OK_VLOAD(VT, a + j + W);                           \
+            a2 = OK_VLOAD(VT, a + j + 2 * W); a3 = OK_VLOAD(VT, a + j + 3 * W);               \
+        }                                                                                     \
+        for (k = 0; k < m; k++) {                                                             \
+            const double *r = rows[k] + j, vk = v[k];                                         \
+            a0 += OK_VLOAD(VT, r) * vk;                                                       \
+            a1 += OK_VLOAD(VT, r + W) * vk;                                                   \
+            a2 += OK_VLOAD(VT, r + 2 * W) * vk;                                               \
+            a3 += OK_VLOAD(VT, r + 3 * W) * vk;                                               \
+        }                                                                                     \
+        memcpy(a + j, &a0, sizeof a0);                                                        \
+        memcpy(a + j + W, &a1, sizeof a1);                                                    \
+        memcpy(a + j + 2 * W, &a2, sizeof a2);                                                \
+        memcpy(a + j + 3 * W, &a3, sizeof a3);                                                \
+    }                                                                                         \
+    for (; j < D; j++) {                                                                      \
+        double s0 = init ? a[j] : 0.0;                                                        \
+        for (k = 0; k < m; k++)                                                               \
+            s0 += rows[k][j] * v[k];                                                          \
+        a[j] = s0;                                                                            \
+    }
+OK_MULTI_W(void, ok_project_rows, (int D, int m, const double *restrict v, const double *const *rows,
+                                   double *restrict a, int init), (D, m, v, rows, a, init),
+           OK_PROJECT_ROWS_BODY, (ok_v2d_, 2), (ok_v4d_, 4), (ok_v8d_, 8))
+
+/* Bytes held (rows, tags and stamps, whether or not touched yet). */
+static inline size_t ok_rowcache_bytes(const ok_rowcache *c) {
+    size_t lines = (size_t)c->nsets * (size_t)c->ways;
+    return lines * ((size_t)c->D * sizeof(double) + sizeof(int) + sizeof(uint64_t));
+}
+
+#endif /* OK_ROWCACHE_H */
