@@ -24,6 +24,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from onlinekern.preprocessing import lookup_sorted
 from onlinekern.seeding import MEDIAN, rng
 
 __all__ = ["ColumnScale", "DENSE_COLUMNS", "DENSE_SAMPLE", "N_MEDIAN", "WIDTH_MULTIPLIERS", "feature_scale", "median_gamma",
@@ -99,13 +100,7 @@ class ColumnScale:
         -------
         ndarray of float64, shaped like ``columns``
         """
-        columns = np.asarray(columns)
-        out = np.ones(columns.shape, dtype=np.float64)
-        if self.columns.size and columns.size:
-            pos = np.minimum(np.searchsorted(self.columns, columns), self.columns.size - 1)
-            hit = self.columns[pos] == columns
-            out[hit] = self.factors[pos[hit]]
-        return out
+        return lookup_sorted(self.columns, self.factors, columns)
 
     def toarray(self):
         """The ``(n_features,)`` array of factors (O(n_features) memory: for narrow data only)."""

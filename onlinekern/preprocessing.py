@@ -37,11 +37,37 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["FeatureScaler", "MaxAbsScaler", "SCALE_RULES", "TargetScaler", "WIDE_COLUMNS", "feature_scaler",
-           "scaler_from_state"]
+           "lookup_sorted", "scaler_from_state"]
 
 #: Widths above which ``feature_scaler("auto", d)`` scales by max-abs rather than min-max: min-max
 #: keeps 2 numbers per column of the width (and moves the zeros of columns with negative values).
 WIDE_COLUMNS = 65536
+
+
+def lookup_sorted(keys, values, query, default=1.0):
+    """``values`` at the positions of ``query`` in the sorted ``keys``, ``default`` where absent.
+
+    The per-column state of wide data (factors of the columns seen) is a pair of arrays, sorted
+    columns and their values: this reads it for any columns in O(len(query) log len(keys)).
+
+    Parameters
+    ----------
+    keys : ndarray (k,), strictly increasing
+    values : ndarray (k,)
+    query : array-like of the keys' type
+    default : float
+
+    Returns
+    -------
+    ndarray of float64, shaped like ``query``
+    """
+    query = np.asarray(query)
+    out = np.full(query.shape, default, dtype=np.float64)
+    if keys.size and query.size:
+        pos = np.minimum(np.searchsorted(keys, query), keys.size - 1)
+        hit = keys[pos] == query
+        out[hit] = values[pos[hit]]
+    return out
 
 #: The rules of :func:`feature_scaler` (the CLI's ``--scale-rule``).
 SCALE_RULES = ("auto", "minmax", "maxabs")
@@ -259,13 +285,7 @@ class MaxAbsScaler:
     def scale_of(self, columns):
         """The divisor of each of ``columns`` (its max-abs value; 1 for a column never seen non-zero)."""
         self._check_fitted()
-        columns = np.asarray(columns)
-        out = np.ones(columns.shape, dtype=np.float64)
-        if self.columns_.size and columns.size:
-            pos = np.minimum(np.searchsorted(self.columns_, columns), self.columns_.size - 1)
-            hit = self.columns_[pos] == columns
-            out[hit] = self.max_abs_[pos[hit]]
-        return out
+        return lookup_sorted(self.columns_, self.max_abs_, columns)
 
     def _check_fitted(self):
         if "columns_" not in self.__dict__:
