@@ -775,7 +775,7 @@ cdef class SupportSet:
         begin_sv_query.  Reads only: blocks of candidates may run in parallel."""
         cdef Py_ssize_t i
         if self.mode == STORE_SLAB:
-            ok_sqdist_slab(self.off, self.nz, self.pval, self.pcol, a, b, self.sbuf, self.sqn[m], out + a)
+            ok_sqdist_slab(self.off, self.nz, self.pval, self.pcol, a, b, self.sbuf, self.sqn[m], out)
             for i in range(a, b):
                 out[i] = -self.gamma * out[i]
             return
