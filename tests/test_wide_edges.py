@@ -219,7 +219,8 @@ def test_train_scale_on_a_wide_file_stores_max_abs_and_predict_applies_it(tmp_pa
 # ---- river --------------------------------------------------------------------------------------
 
 def test_river_adapter_hashes_into_2_20_columns_at_the_cost_of_the_nonzeros():
-    river_adapter = pytest.importorskip("onlinekern.river_adapter")
+    pytest.importorskip("river")
+    from onlinekern import river_adapter
     assert river_adapter.HASH_WIDTH == 1 << 20
     model = river_adapter.OnlinekernClassifier("dsg", params={"gamma": 0.5, "batch_size": 4})
     assert model.n_features == 1 << 20
