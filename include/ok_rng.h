@@ -99,8 +99,8 @@ static inline double ok_normal(uint64_t seed, uint32_t stream, uint64_t key1, ui
     return (i & 1) ? s : c;
 }
 
-/* The uniforms of m <= OK_BM_CHUNK consecutive Philox blocks pair0, pair0 + 1, ... of (seed, stream,
- * key1), as ok_normal takes them: u1[j] = 1 - u53(word 0, word 1) in (0, 1], u2[j] = u53(word 2,
+/* The uniforms of m <= OK_BM_CHUNK Philox blocks of (seed, stream, key1) -- the consecutive blocks
+ * pair0, pair0 + 1, ... or, when blk is not NULL, the blocks blk[0..m) -- as ok_normal takes them: u1[j] = 1 - u53(word 0, word 1) in (0, 1], u2[j] = u53(word 2,
  * word 3).  The ten rounds run over the m blocks side by side (structure of arrays), so each level
  * compiles them to vector code (32 x 32 -> 64-bit multiplies, vpmuludq); integer arithmetic is
  * exact, and the 53-bit integers are converted through two exact int32 halves, so every uniform is
@@ -109,7 +109,7 @@ static inline double ok_normal(uint64_t seed, uint32_t stream, uint64_t key1, ui
     uint32_t c0[OK_BM_CHUNK], c1[OK_BM_CHUNK], c2[OK_BM_CHUNK], c3[OK_BM_CHUNK];             \
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32) ^ (stream * 0x85EBCA6Bu);      \
     for (int j = 0; j < m; j++) {                                                             \
-        uint64_t b = pair0 + (uint64_t)j;                                                     \
+        uint64_t b = blk ? blk[j] : pair0 + (uint64_t)j;                                      \
         c0[j] = (uint32_t)b; c1[j] = (uint32_t)(b >> 32);                                     \
         c2[j] = (uint32_t)key1; c3[j] = (uint32_t)(key1 >> 32);                               \
     }                                                                                         \
@@ -135,26 +135,28 @@ static inline double ok_normal(uint64_t seed, uint32_t stream, uint64_t key1, ui
     }
 
 #ifdef OK_X86
-static void ok_philox_uniforms__base_(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0, int m,
-                                      double *u1, double *u2) { OK_PHILOX_BATCH_BODY }
+static void ok_philox_uniforms__base_(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0,
+                                      const uint64_t *blk, int m, double *u1, double *u2) { OK_PHILOX_BATCH_BODY }
 /* AVX2: eight blocks at a time in two vectors of four 64-bit lanes, each lane holding one 32-bit
  * word (vpmuludq multiplies the low halves into the full 64-bit product); the words are then
  * stored back to the arrays and converted as in the plain body. */
 __attribute__((target("avx2"))) static void ok_philox_uniforms__avx2_(uint64_t seed, uint32_t stream,
-        uint64_t key1, uint64_t pair0, int m, double *u1, double *u2) {
+        uint64_t key1, uint64_t pair0, const uint64_t *blk, int m, double *u1, double *u2) {
     uint32_t c0[OK_BM_CHUNK + 8], c1[OK_BM_CHUNK + 8], c2[OK_BM_CHUNK + 8], c3[OK_BM_CHUNK + 8];
     const __m256i lo32 = _mm256_set1_epi64x(0xFFFFFFFFLL);
     const __m256i M0 = _mm256_set1_epi64x(OK_PHILOX_M0), M1 = _mm256_set1_epi64x(OK_PHILOX_M1);
     const __m256i kc2 = _mm256_set1_epi64x((uint32_t)key1), kc3 = _mm256_set1_epi64x((uint32_t)(key1 >> 32));
     uint32_t key0 = (uint32_t)seed, keyb = (uint32_t)(seed >> 32) ^ (stream * 0x85EBCA6Bu);
     for (int j0 = 0; j0 < m; j0 += 8) {
-        uint64_t b = pair0 + (uint64_t)j0;
-        __m256i a0 = _mm256_set_epi64x((uint32_t)(b + 3), (uint32_t)(b + 2), (uint32_t)(b + 1), (uint32_t)b);
-        __m256i a1 = _mm256_set_epi64x((uint32_t)((b + 3) >> 32), (uint32_t)((b + 2) >> 32),
-                                       (uint32_t)((b + 1) >> 32), (uint32_t)(b >> 32));
-        __m256i b0 = _mm256_set_epi64x((uint32_t)(b + 7), (uint32_t)(b + 6), (uint32_t)(b + 5), (uint32_t)(b + 4));
-        __m256i b1 = _mm256_set_epi64x((uint32_t)((b + 7) >> 32), (uint32_t)((b + 6) >> 32),
-                                       (uint32_t)((b + 5) >> 32), (uint32_t)((b + 4) >> 32));
+        uint64_t b[8];
+        for (int q = 0; q < 8; q++)     /* lanes past m compute a block nobody reads */
+            b[q] = blk ? (j0 + q < m ? blk[j0 + q] : 0) : pair0 + (uint64_t)(j0 + q);
+        __m256i a0 = _mm256_set_epi64x((uint32_t)b[3], (uint32_t)b[2], (uint32_t)b[1], (uint32_t)b[0]);
+        __m256i a1 = _mm256_set_epi64x((uint32_t)(b[3] >> 32), (uint32_t)(b[2] >> 32),
+                                       (uint32_t)(b[1] >> 32), (uint32_t)(b[0] >> 32));
+        __m256i b0 = _mm256_set_epi64x((uint32_t)b[7], (uint32_t)b[6], (uint32_t)b[5], (uint32_t)b[4]);
+        __m256i b1 = _mm256_set_epi64x((uint32_t)(b[7] >> 32), (uint32_t)(b[6] >> 32),
+                                       (uint32_t)(b[5] >> 32), (uint32_t)(b[4] >> 32));
         __m256i a2 = kc2, a3 = kc3, b2 = kc2, b3 = kc3;
         uint32_t k0 = key0, k1 = keyb;
         for (int r = 0; r < 10; r++) {
@@ -191,11 +193,12 @@ __attribute__((target("avx2"))) static void ok_philox_uniforms__avx2_(uint64_t s
     }
 }
 #define ok_philox_uniforms__avx512_ ok_philox_uniforms__avx2_
-OK_DISPATCH(void, ok_philox_uniforms_, (uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0, int m,
-                                        double *u1, double *u2), (seed, stream, key1, pair0, m, u1, u2))
+OK_DISPATCH(void, ok_philox_uniforms_, (uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0,
+                                        const uint64_t *blk, int m, double *u1, double *u2),
+            (seed, stream, key1, pair0, blk, m, u1, u2))
 #else
-static void ok_philox_uniforms_(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0, int m,
-                                double *u1, double *u2) { OK_PHILOX_BATCH_BODY }
+static void ok_philox_uniforms_(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t pair0,
+                                const uint64_t *blk, int m, double *u1, double *u2) { OK_PHILOX_BATCH_BODY }
 #endif
 
 /* out[k] = ok_normal(seed, stream, key1, first + k) for k < n: Philox on blocks of OK_BM_CHUNK
@@ -207,7 +210,7 @@ static inline void ok_normals(uint64_t seed, uint32_t stream, uint64_t key1, uin
     if (n <= 0) return;
     while (pair <= last) {
         int m = (last - pair + 1) < (uint64_t)OK_BM_CHUNK ? (int)(last - pair + 1) : OK_BM_CHUNK;
-        ok_philox_uniforms_(seed, stream, key1, pair, m, u1, u2);
+        ok_philox_uniforms_(seed, stream, key1, pair, NULL, m, u1, u2);
         ok_box_muller_(u1, u2, c, s, m);
         for (int j = 0; j < m; j++) {
             uint64_t e = (pair + (uint64_t)j) << 1;          /* the pair's even element */
@@ -215,6 +218,22 @@ static inline void ok_normals(uint64_t seed, uint32_t stream, uint64_t key1, uin
             if (e + 1 >= first && k < n) out[k++] = s[j];
         }
         pair += (uint64_t)m;
+    }
+}
+
+/* out[k] = ok_normal(seed, stream, key1, first + idx[k]) for k < n (any n, any idx >= 0): the
+ * normals of scattered elements -- a sparse row's columns -- in the vector blocks of ok_normals,
+ * the same bits as element-by-element ok_normal. */
+static inline void ok_normals_at(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, const int *idx,
+                                 double *out, long n) {
+    double u1[OK_BM_CHUNK], u2[OK_BM_CHUNK], c[OK_BM_CHUNK], s[OK_BM_CHUNK];
+    uint64_t blk[OK_BM_CHUNK];
+    for (long k0 = 0; k0 < n; k0 += OK_BM_CHUNK) {
+        int m = (n - k0) < OK_BM_CHUNK ? (int)(n - k0) : OK_BM_CHUNK;
+        for (int j = 0; j < m; j++) blk[j] = (first + (uint64_t)idx[k0 + j]) >> 1;
+        ok_philox_uniforms_(seed, stream, key1, 0, blk, m, u1, u2);
+        ok_box_muller_(u1, u2, c, s, m);
+        for (int j = 0; j < m; j++) out[k0 + j] = ((first + (uint64_t)idx[k0 + j]) & 1) ? s[j] : c[j];
     }
 }
 

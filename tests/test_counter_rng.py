@@ -23,6 +23,20 @@ def test_elements_are_functions_of_their_index():
     assert np.array_equal(crng.uniforms(7, 3, 11, 10, first=30), u[30:])
 
 
+@pytest.mark.parametrize("first", [0, 1, 2 ** 33 + 1])
+def test_scattered_elements_match_the_batch_and_the_scalar_path(first):
+    """ok_normals_at (a sparse row's normals, drawn in vector blocks) gives element first + idx[k]
+    bit for bit as ok_normals and the scalar ok_normal do, in any order, repeated or not, over
+    block counts that are not multiples of the vector width."""
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 64, 65, 203):
+        idx = rng.integers(0, 5000, size=n)
+        idx[n // 2:] = idx[: n - n // 2]             # repeats too
+        got = crng.normals_at(9, 4, 17, idx, first=first)
+        assert np.array_equal(got, crng.normals(9, 4, 17, 5000, first=first)[idx])
+        assert np.array_equal(got[:5], [crng.normal(9, 4, 17, first + int(i)) for i in idx[:5]])
+
+
 def test_streams_and_keys_differ():
     base = crng.normals(1, 2, 0, 64)
     for other in (crng.normals(2, 2, 0, 64), crng.normals(1, 4, 0, 64), crng.normals(1, 2, 1, 64)):

@@ -6,3 +6,5 @@ cdef extern from "ok_rng.h" nogil:
     double ok_uniform(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t i)
     double ok_normal(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t i)
     void ok_normals(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, double* out, long n)
+    void ok_normals_at(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, const int* idx, double* out,
+                       long n)

@@ -14,6 +14,23 @@ def normals(seed, int stream, key1, n, first=0):
     return out.reshape(shape)
 
 
+def normals_at(seed, int stream, key1, idx, first=0):
+    """Standard normals ok_normal(seed, stream, key1, first + idx[k]) of scattered elements
+    (ok_normals_at: the normals of a sparse row's columns)."""
+    cdef int[::1] iv = np.ascontiguousarray(idx, dtype=np.intc)
+    out = np.empty(iv.shape[0])
+    cdef double[::1] ov = out
+    if out.shape[0]:
+        ok_normals_at(<uint64_t>seed, <uint32_t>stream, <uint64_t>key1, <uint64_t>first, &iv[0], &ov[0],
+                      <long>out.shape[0])
+    return out
+
+
+def normal(seed, int stream, key1, i):
+    """One standard normal, ok_normal(seed, stream, key1, i): the scalar path."""
+    return ok_normal(<uint64_t>seed, <uint32_t>stream, <uint64_t>key1, <uint64_t>i)
+
+
 def uniforms(seed, int stream, key1, n, first=0):
     """Uniforms in [0, 1): ok_uniform(seed, stream, key1, first + k), k < n."""
     cdef Py_ssize_t k, m = int(n)

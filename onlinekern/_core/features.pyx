@@ -178,13 +178,9 @@ cdef class RandomFourierMap:
         self.norm = 1.0 / sqrt(<double>n_components)
         self.keyed = rule == "keyed"
         self.cache_bytes = int(cache_bytes)
-        buf = np.zeros(3 * n_components)
-        self.scratch_ = buf
-        cdef double[::1] bv = buf
-        self.a = &bv[0]
-        self.cs = &bv[n_components]
         self.f32 = precision == "float32"
         if self.keyed:
+            self._alloc_scratch()
             if E is not None:
                 raise ValueError("the keyed rule draws E's rows on demand: E must not be given")
             if self.f32:
@@ -214,6 +210,7 @@ cdef class RandomFourierMap:
         self.E_ = E
         cdef const double[:, ::1] ev = E
         self.E = &ev[0, 0]
+        self._alloc_scratch()          # after E, as before the keyed rule (the same heap layout)
         self.nz_ = np.zeros(n_features)
         self.nzi_ = np.zeros(n_features, dtype=np.int32)
         cdef double[::1] zv = self.nz_
@@ -222,6 +219,13 @@ cdef class RandomFourierMap:
         self.nzi = &zi[0]
         if self.f32:
             self._setup_f32()
+
+    def _alloc_scratch(self):
+        buf = np.zeros(3 * self.D)
+        self.scratch_ = buf
+        cdef double[::1] bv = buf
+        self.a = &bv[0]
+        self.cs = &bv[self.D]
 
     def _bind_keyed(self):
         cdef double[::1] zv = self.nz_, sv = self.spare_

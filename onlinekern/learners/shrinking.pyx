@@ -22,7 +22,7 @@ from cython.parallel cimport prange, threadid
 
 from onlinekern._core.learner cimport TASK_MULTICLASS
 from onlinekern._core.support cimport KernelCore, row_sqnorm, sv_alpha, sv_set_alpha, STORE_DENSE
-from onlinekern._core.counter_rng cimport ok_uniform, ok_normal, ok_normals
+from onlinekern._core.counter_rng cimport ok_uniform, ok_normal, ok_normals, ok_normals_at
 from onlinekern._core.vmath cimport ok_dot, ok_vcossin
 
 import numpy as np
@@ -114,15 +114,37 @@ cdef inline double coordinate_product(uint64_t seed, uint64_t key1, uint64_t fir
     return (sqrtd * xi[c]) * (sqrtd * query_coord(x, idx, nnz, d, c))
 
 
+cdef enum:
+    NORMAL_CHUNK = 64     # normals drawn per ok_normals_at call (its vector block, on the stack)
+
+
 cdef inline double normal_dot(uint64_t seed, uint64_t key1, uint64_t first, const double* x, const int* idx,
                               int nnz) noexcept nogil:
     """w^T x with w_j = the normal of element first + j, drawn only at x's nonzeros (wide data:
-    the same w as the dense path's batch of d normals, ok_normal agreeing with ok_normals)."""
-    cdef int k
+    the same w as the dense path's batch of d normals, ok_normals_at agreeing with ok_normals)."""
+    return normal_dot_cols(seed, key1, first, x, idx, NULL, nnz)
+
+
+cdef inline double normal_dot_cols(uint64_t seed, uint64_t key1, uint64_t first, const double* x, const int* idx,
+                                   const int* col_of, int nnz) noexcept nogil:
+    """sum_k w_{c_k} x[k] over the nonzero x[k], c_k = idx[k] (or col_of[idx[k]] when col_of is
+    given; idx NULL: k), in x's order; the normals are drawn in vector blocks of NORMAL_CHUNK."""
+    cdef double w[NORMAL_CHUNK]
+    cdef double v[NORMAL_CHUNK]
+    cdef int c[NORMAL_CHUNK]
+    cdef int k, j, m = 0
     cdef double s = 0.0
-    for k in range(nnz):
-        if x[k] != 0.0:
-            s += ok_normal(seed, ESTIMATOR, key1, first + <uint64_t>idx[k]) * x[k]
+    for k in range(nnz + 1):
+        if m == NORMAL_CHUNK or (k == nnz and m > 0):
+            ok_normals_at(seed, ESTIMATOR, key1, first, c, w, m)
+            for j in range(m):
+                s += w[j] * v[j]
+            m = 0
+        if k < nnz and x[k] != 0.0:
+            j = k if idx == NULL else idx[k]
+            c[m] = j if col_of == NULL else col_of[j]
+            v[m] = x[k]
+            m += 1
     return s
 
 
@@ -356,16 +378,12 @@ cdef class ShrinkingCore(KernelCore):
         sgn[s] = 1.0 if sv_alpha(self.sv, i, c) > 0.0 else -1.0
 
     cdef double sv_normal_dot(self, Py_ssize_t i, uint64_t key1, uint64_t first) noexcept nogil:
-        """w^T x_i (see normal_dot) over SV i's stored nonzeros; reads only (thread-safe)."""
+        """w^T x_i (see normal_dot) over SV i's stored nonzeros (compact or slab layout: stored
+        column -> original column through the support set's column map); reads only."""
         cdef const double* v
         cdef const int* cols
-        cdef int m = self.sv.sv_nz(i, &v, &cols), k, j
-        cdef double s = 0.0
-        for k in range(m):
-            if v[k] != 0.0:
-                j = self.sv.col_of(k if cols == NULL else cols[k])
-                s += ok_normal(self.seed, ESTIMATOR, key1, first + <uint64_t>j) * v[k]
-        return s
+        cdef int m = self.sv.sv_nz(i, &v, &cols)
+        return normal_dot_cols(self.seed, key1, first, v, cols, self.sv.cmap.cols, m)
 
     cdef int reserve_samples(self, Py_ssize_t n_work) noexcept nogil:
         cdef double* grown
