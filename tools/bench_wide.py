@@ -117,7 +117,8 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=5000, help="its first ROWS rows (0: all; default 5000)")
     ap.add_argument("--columns", type=int, default=1 << 22, help="width of the wide copy (default 2^22)")
     ap.add_argument("--text-rows", type=int, default=20000, help="rows of the text stream (default 20000)")
-    ap.add_argument("--learners", help="comma-separated names for part 2 (default: one per family)")
+    ap.add_argument("--learners", help="comma-separated names for part 2 (default: one per family) and part 3 "
+                    "(a subset of its five)")
     ap.add_argument("--parts", default="1,2,3", help="which parts to run (default 1,2,3)")
     ap.add_argument("--limit-mb", type=int, default=6000, help="address-space cap of each run (MB; default 6000)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is stopped (default 600)")
@@ -183,36 +184,40 @@ def main(argv=None):
             doc["learners"] = res
 
         if 3 in parts and ns.text_rows:
-            res, rows = {}, []
-            for width in TEXT_WIDTHS:
-                sys.path.insert(0, str(TOOLS))
-                import make_text_stream as mts
-                path = work / f"text{width}.svm"
+            sys.path.insert(0, str(TOOLS))
+            import make_text_stream as mts
+            names = [n for n in TEXT_LEARNERS if not ns.learners or n in ns.learners.split(",")]
+            res, rows, paths, info = {}, [], {}, {}
+            for width in TEXT_WIDTHS:              # every width first: a learner's widths then run back to back
+                paths[width] = work / f"text{width}.svm"
                 gen = mts.TextStream(width, ns.seed)
-                n_pos = 0
-                nnz = gen.write(path, ns.text_rows)
-                for *_, labels in gen.chunks(ns.text_rows):
-                    n_pos += int((labels > 0).sum())
-                minority = 100.0 * min(n_pos, ns.text_rows - n_pos) / ns.text_rows
-                for name in TEXT_LEARNERS:
-                    e = train_run(name, path, "default", work, ns.limit_mb, ns.timeout, stream=True,
+                nnz = gen.write(paths[width], ns.text_rows)
+                n_pos = sum(int((labels > 0).sum()) for *_, labels in gen.chunks(ns.text_rows))
+                info[width] = {"minority": 100.0 * min(n_pos, ns.text_rows - n_pos) / ns.text_rows,
+                               "nnz_per_row": nnz / ns.text_rows}
+            for name in names:
+                for width in TEXT_WIDTHS:
+                    e = train_run(name, paths[width], "default", work, ns.limit_mb, ns.timeout, stream=True,
                                   extra=["--classes=-1,1", f"--n-features={width}"])
-                    e.update({"minority": minority, "nnz_per_row": nnz / ns.text_rows})
+                    e.update(info[width])
                     res.setdefault(name, {})[width] = e
-                    print(f"[text 2^{width.bit_length() - 1}] {name}: {e.get('error', e.get('failure'))}",
-                          file=sys.stderr, flush=True)
-                path.unlink()
-            for name in TEXT_LEARNERS:
+                    print(f"[text 2^{width.bit_length() - 1}] {name}: {e.get('error', e.get('failure'))} "
+                          f"({e.get('seconds', e['wall']):.1f} s, {e['peak_rss_mb']:.0f} MB)", file=sys.stderr, flush=True)
+                    h.write_json(ns.json, {**doc, "text_stream": res})      # a stopped run keeps its cells
+            for name in names:
                 row = [name]
                 for width in TEXT_WIDTHS:
                     e = res[name][width]
                     row += ([fmt(e, "error", ".2f"), fmt(e, "seconds", ".1f"), fmt(e, "peak_rss_mb", ".0f")]
                             if e["status"] == 0 else [e["failure"], "", ""])
+                secs = [res[name][w].get("seconds") for w in TEXT_WIDTHS]
+                row.append(f"{max(secs) / min(secs):.2f}" if all(secs) else "-")
                 rows.append(row)
             head = ["learner"]
             for width in TEXT_WIDTHS:
                 head += [f"2^{width.bit_length() - 1} %", "s", "RSS MB"]
-            minority = res[TEXT_LEARNERS[0]][TEXT_WIDTHS[0]]["minority"]
+            head.append("slowest / fastest s")
+            minority = info[TEXT_WIDTHS[0]]["minority"]
             md += [f"### Text-like stream, {ns.text_rows} rows, train --stream (no options; minority share "
                    f"{minority:.2f} %)", "", h.md_table(head, rows), ""]
             doc["text_stream"] = res

@@ -35,6 +35,9 @@ cdef class LearnerCore:
     # Learn from one example; out receives the PRE-update score (so the protocol never predicts
     # twice).  y: +-1 (binary), class index (multiclass) or target (regression).  0 or -1.
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil
+    # Whether a score was lost to a failed allocation (a query buffer that could not grow): run()
+    # then raises MemoryError instead of reporting the resulting NaN score as a divergence.
+    cdef bint out_of_memory(self) noexcept nogil
     # Number of support vectors, or of features/weights for random-feature learners.
     cdef Py_ssize_t model_size(self) noexcept nogil
     # Re-reads the cores the machine has free (onlinekern._core.threads) and resizes the team.

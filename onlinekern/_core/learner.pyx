@@ -177,6 +177,9 @@ cdef class LearnerCore:
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         return -1
 
+    cdef bint out_of_memory(self) noexcept nogil:
+        return False
+
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return 0
 
@@ -323,6 +326,9 @@ cdef class LearnerCore:
                     if not isfinite(f[c]):
                         diverged = True
                 if diverged:
+                    if self.out_of_memory():       # a NaN from a failed allocation, not the model
+                        diverged = False
+                        status = -1
                     break
                 if self.task == TASK_REGRESSION:
                     diff = yi - f[0]

@@ -252,6 +252,7 @@ cdef class KernelCore(LearnerCore):
     cdef readonly double gamma
     cdef double xsq                      # ||x||^2 of the row being processed
     cdef void kernel_scores(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil
+    cdef bint out_of_memory(self) noexcept nogil
 
 cdef double row_sqnorm(const double* x, int nnz) noexcept nogil
 

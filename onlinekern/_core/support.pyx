@@ -1191,6 +1191,9 @@ cdef class KernelCore(LearnerCore):
             self.sv.now = self.n_seen
             self.sv.average_correction(self.n_seen, self.avg_buf)
 
+    cdef bint out_of_memory(self) noexcept nogil:
+        return self.sv.failed
+
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         cdef int c
         self.kernel_scores(x, idx, nnz, out)
