@@ -469,7 +469,7 @@ class _BOGD(KernelLearner):
         regression sets against 0.96-1.06 with the papers' values).
         """
         if name == "eta":
-            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs, self.quantile)
         if name == "lam":                   # budget and eta are resolved before lam (signature order)
             budget = self.budget_ if is_auto(self.budget) else self.budget
             eta = self.eta_ if is_auto(self.eta) else self.eta

@@ -423,7 +423,7 @@ class NOGD(KernelLearner):
         features comes after 1,000 kernel-OGD steps instead of 100, with landmarks that cover the
         data; a9a hinge 18.4 % against 19.9 % at B = 100 on 5,000 rows)."""
         if name in ("eta", "eta_linear"):     # both phases: times 1/L for a smooth loss
-            return smooth_step(self.paper_defaults[name], self.loss, task, n_outputs)
+            return smooth_step(self.paper_defaults[name], self.loss, task, n_outputs, self.quantile)
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def __init__(self, budget="auto", rank=None, gamma="auto", eta="auto", eta_linear="auto", loss="hinge", epsilon=0.1,

@@ -126,7 +126,7 @@ class KernelOGD(KernelLearner):
         """eta: the papers' 0.2, times 1/L for a smooth loss (:func:`onlinekern.losses.smooth_step`);
         budget: :func:`onlinekern.params.stream_budget`."""
         if name == "eta":
-            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
+            return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs, self.quantile)
         if name == "budget":
             return stream_budget(X, n_outputs, n_stream)
         return self.paper_defaults[name]
