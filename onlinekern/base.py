@@ -30,9 +30,9 @@ learner (the list, with measured figures, is enforced by tests/test_sklearn_comp
 * ``fit`` is one pass in the given order (the papers' online protocol), i.e. ``partial_fit`` on a
   fresh model; more epochs are more ``partial_fit`` calls.  No ``sample_weight``.
 * With default step sizes, one pass over scikit-learn's 200-example regression set stays below
-  R^2 = 0.5 for some regressors (check_regressors_train: the quantile, absolute, epsilon-insensitive
-  and Huber losses of some families and the mistake-driven regressors, R^2 0.32-0.49; the only
-  check that fails with the defaults).
+  R^2 = 0.5 for some regressors (check_regressors_train: the DSG family's absolute,
+  epsilon-insensitive, Huber and quantile losses and RRF's absolute and epsilon-insensitive ones,
+  R^2 0.32-0.49; the only check that fails with the defaults).
 * A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
   never occur); dense X must match exactly.
 

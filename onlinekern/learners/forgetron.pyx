@@ -208,7 +208,7 @@ class Forgetron(Averaged, KernelLearner):
     family = "forgetron"
     summary = "self-tuned Forgetron: shrink all weights, then forget the oldest SV when over budget"
     paper = "Dekel, Shalev-Shwartz & Singer, SIAM J. Comput. 2008"
-    paper_defaults = {"gamma": None, "average": False, "budget": 100}
+    paper_defaults = {"gamma": None, "average": False, "budget": 100, "eta": 0.1}
     #: gamma="auto" races the widths until 4 B examples have been seen
     #: (:func:`onlinekern.selection.race_stages`): a mistake-driven learner fills its budget only
     #: after B mistakes, and until then a wide kernel leads; on whole ijcnn1 (permutation 0) the
@@ -218,7 +218,7 @@ class Forgetron(Averaged, KernelLearner):
     # budget="auto": AUTO_BUDGET (KernelLearner.auto_value); average: the Perceptron's rule (averaged
     # at B = 1000 on 5,000 rows: a9a 25.5 -> 16.9 %, ijcnn1 17.0 -> 8.4 %, w8a 4.7 -> 2.7 %).
 
-    def __init__(self, gamma="auto", budget="auto", eta=0.1, epsilon=0.1, average="auto", task="classification",
+    def __init__(self, gamma="auto", budget="auto", eta="auto", epsilon=0.1, average="auto", task="classification",
                  preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
         self.average = average
@@ -234,7 +234,7 @@ class Forgetron(Averaged, KernelLearner):
         core = ForgetronCore()
         budget = int(self.param_value("budget"))
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
-        core.eta, core.epsilon = float(self.eta), float(self.epsilon)
+        core.eta, core.epsilon = float(self.param_value("eta")), float(self.epsilon)
         core.set_averaged(bool(self.param_value("average")))
         core._setup_forgetron(budget)
         return core

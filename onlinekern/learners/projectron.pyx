@@ -361,8 +361,8 @@ class Projectron(Averaged, KernelLearner):
         and K^{-1} updates keep a pass over the stream within a fixed work (332 on ijcnn1's
         141,691 rows, 702 on a9a's 32,561, 802 on poker's 25,010; 1,000 when the stream's length
         is unknown); None or the 'paper' preset: no budget.
-    eta : float
-        Regression step eta_r (0.1, LSOKL Matlab).
+    eta : float or 'auto'
+        Regression step eta_r; 'auto' (default): 0.2 (REGRESSION_ETA in onlinekern.learners.perceptron); the 'paper' preset: 0.1 (LSOKL Matlab).
     epsilon : float
         Regression tube (0.1, LSOKL Matlab).
     average : bool or 'auto'
@@ -387,17 +387,17 @@ class Projectron(Averaged, KernelLearner):
     summary = "Projectron: Perceptron that projects onto the SV span unless the new example is far from it"
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = False
-    paper_defaults = {"gamma": None, "average": False, "budget": None}
+    paper_defaults = {"gamma": None, "average": False, "budget": None, "eta": 0.1}
     #: u of :func:`projectron_budget`: the work of the updates per example, in B^2 units.
     update_rate = 1.2
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """budget: :func:`projectron_budget`; average: the Perceptron's rule."""
+        """budget: :func:`projectron_budget`; average and eta: the Perceptron's rules."""
         if name == "budget":
             return projectron_budget(X, n_outputs, n_stream, self.update_rate)
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
-    def __init__(self, gamma="auto", proj_eta=0.1, budget="auto", eta=0.1, epsilon=0.1, average="auto",
+    def __init__(self, gamma="auto", proj_eta=0.1, budget="auto", eta="auto", epsilon=0.1, average="auto",
                  task="classification", preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
         self.average = average
@@ -424,7 +424,8 @@ class Projectron(Averaged, KernelLearner):
         core.proj_eta = float(self.proj_eta)
         core.set_averaged(bool(self.param_value("average")))
         # regression step and tube (Projectron++ has no regression, so no such parameters)
-        core.eta, core.epsilon = float(getattr(self, "eta", 0.1)), float(getattr(self, "epsilon", 0.1))
+        core.eta = float(self.param_value("eta")) if hasattr(self, "eta") else 0.1      # Projectron++: no regression
+        core.epsilon = float(getattr(self, "epsilon", 0.1))
         core._setup_projectron(budget, self.plus, self._rule())
         return core
 

@@ -133,14 +133,14 @@ class RBP(Averaged, KernelLearner):
     family = "rbp"
     summary = "Randomized Budget Perceptron: Perceptron that deletes a random SV when the budget is full"
     paper = "Cavallanti, Cesa-Bianchi & Gentile, Machine Learning 2007"
-    paper_defaults = {"gamma": None, "budget": 100, "average": False}
+    paper_defaults = {"gamma": None, "budget": 100, "average": False, "eta": 0.1}
     #: gamma="auto" races the widths until 4 B examples have been seen
     #: (:func:`onlinekern.selection.race_stages`): a mistake-driven learner fills its budget only
     #: after B mistakes, and until then a wide kernel leads; on whole ijcnn1 (permutation 0) the
     #: race of the first 7,000 examples kept gamma = 0.80, the 4 B race gamma = 12.78.
     race_budget_fills = 4
 
-    def __init__(self, gamma="auto", budget="auto", eta=0.1, epsilon=0.1, average="auto", task="classification",
+    def __init__(self, gamma="auto", budget="auto", eta="auto", epsilon=0.1, average="auto", task="classification",
                  preset="auto", seed=0, n_threads=None):
         self.gamma = gamma
         self.average = average
@@ -156,7 +156,7 @@ class RBP(Averaged, KernelLearner):
         core = RBPCore()
         budget = int(self.param_value("budget"))
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
-        core.eta, core.epsilon = float(self.eta), float(self.epsilon)
+        core.eta, core.epsilon = float(self.param_value("eta")), float(self.epsilon)
         core.set_averaged(bool(self.param_value("average")))
         core._setup_budget(budget, self.seed)
         return core
