@@ -181,6 +181,12 @@ def _doubling_until(lo, hi):
     return pts
 
 
+#: Rows of run_online_stream's first chunk at most (the width race needs its rows in one chunk: 7,000
+#: examples, BOGD's 21 B, 21,000 at B = 1,000); later chunks hold at most chunk_rows rows and
+#: onlinekern.io.libsvm.CHUNK_NNZ stored values.
+FIRST_CHUNK_ROWS = 24576
+
+
 def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=None,
                       checkpoints="default", keep_scores=False, callback=None, reset=True,
                       n_examples=None):
@@ -199,7 +205,9 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
         LIBSVM file, plain, gzip, bzip2 or xz (read incrementally by
         :func:`onlinekern.io.stream_libsvm`).
     chunk_rows : int
-        Rows parsed and learned per chunk.
+        Rows parsed and learned per chunk at most (also at most
+        :data:`onlinekern.io.libsvm.CHUNK_NNZ` stored values, except the first chunk, which is
+        ``min(chunk_rows, FIRST_CHUNK_ROWS)`` whole rows).
     classes : labels, optional
         All class labels (classification).  When None they are read by a first pass over the
         file (see below).
@@ -274,13 +282,18 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
         if cps.size and cps[0] < 1:
             raise ValueError("checkpoints must be >= 1")
 
-    chunks = stream_libsvm(path, chunk_rows, n_features=n_features)
+    # the first chunk is where the adaptive defaults are resolved and the widths raced: whole rows
+    # up to FIRST_CHUNK_ROWS (chunk_rows if smaller), later chunks bounded in nonzeros too
+    chunks = stream_libsvm(path, chunk_rows, n_features=n_features, first_rows=min(chunk_rows, FIRST_CHUNK_ROWS))
     first = next(chunks, None)
     if fresh:
         # The first chunk is the first data the learner sees: "auto" and "median" widths and
         # the other adaptive defaults are resolved on it, as partial_fit's first call would.
         X0, y0 = first if first is not None else (sp.csr_matrix((0, n_features)), np.zeros(0))
         learner._initialize(X0, y0, classes, n_stream=n_examples)
+        X0 = y0 = None
+    stream = [] if first is None else itertools.chain([first], chunks)
+    first = None                  # each chunk is freed once learned (memory: about two chunks)
     core = learner.core_
     core.set_threads(learner._n_threads())
     C = core.n_outputs
@@ -293,7 +306,7 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
     cp_n, cp_mis, cp_sq, cp_size, cp_sec = [], [], [], [], []
     kept = [] if keep_scores else None
     buf = None
-    for Xc, yc in ([] if first is None else itertools.chain([first], chunks)):
+    for Xc, yc in stream:
         m = Xc.shape[0]
         if m == 0:
             continue

@@ -165,6 +165,8 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
         seg = idx[a:b]
         local = cps[(cps > a) & (cps <= b)] - a
         mis, sur, outs = [], [], []
+        for k in alive:                 # the candidates running share one cache's memory
+            candidates[k][2].share_caches(len(alive))
         for k in alive:
             s, _, core = candidates[k]
             sc = np.zeros((b - a, C))
@@ -208,6 +210,10 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     k = alive[0] if len(alive) == 1 else alive[int(leaders(np.zeros((len(alive), 0)), np.zeros((len(alive), 0)),
                                                              tot_m[alive], tot_s[alive])[-1])]
     s, gamma, core = candidates[k]
+    del candidates[:]            # the other candidates' models and caches go now, not after the pass
+    rows = {key: r for key, r in rows.items() if key == (None if s is None else id(s))}
+    if K > 1:
+        core.share_caches(1)
     learner.core_ = core
     learner.gamma_ = float(gamma)
     if s is None:

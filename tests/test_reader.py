@@ -328,6 +328,22 @@ def test_stream_chunks_concatenate_to_load(tmp_path):
     # With n_features every chunk has that width and vstack works directly.
     chunks = list(stream_libsvm(path, chunk_rows=7, n_features=40))
     assert {c[0].shape[1] for c in chunks} == {40}
+    # chunk_nnz ends a chunk at the block in which it reaches that many stored values, first_rows
+    # sets the first chunk's rows whatever the caps; the chunks still stack to the loaded file
+    for bs in (5, 97, 400):
+        with block_size(bs):
+            capped = list(stream_libsvm(path, chunk_rows=10_000, chunk_nnz=50))
+            first = list(stream_libsvm(path, chunk_rows=10, chunk_nnz=50, first_rows=40))
+        # a block completes the lines it ends: at most a row (25 columns) plus its own bytes' values
+        per_block = 25 + bs // 5 + 2
+        assert len(capped) > 3 and all(50 <= c[0].nnz < 50 + per_block for c in capped[:-1])
+        assert_same(*stack_chunks(capped), X, y)
+        assert len(first[0][1]) == 40 and all(len(c[1]) <= 10 and c[0].nnz < 50 + per_block for c in first[1:])
+        assert_same(*stack_chunks(first), X, y)
+    with pytest.raises(ValueError, match="chunk_nnz"):
+        next(stream_libsvm(path, chunk_nnz=0))
+    with pytest.raises(ValueError, match="first_rows"):
+        next(stream_libsvm(path, first_rows=0))
     Xn, yn = load_libsvm(path, n_features=40)
     assert_same(sp.vstack([c[0] for c in chunks], format="csr"),
                 np.concatenate([c[1] for c in chunks]), Xn, yn)

@@ -194,13 +194,7 @@ cdef class RandomFourierMap:
             self.rowp_ = np.zeros(KEYED_CHUNK, dtype=np.uintp)
             self.spare_ = np.zeros(KEYED_CHUNK * n_components)
             self._bind_keyed()
-            if self.cache_ok:
-                ok_rowcache_free(&self.cache)
-                self.cache_ok = False
-            if ok_rowcache_init(&self.cache, <uint64_t>seed, <uint32_t>FEATURE_ROWS, n_components,
-                                <size_t>self.cache_bytes) != 0:
-                raise MemoryError("cannot allocate the random-feature row cache")
-            self.cache_ok = True
+            self.share_cache(1)
             return
         if E is None:
             E = draw_E(seed, n_features, n_components)
@@ -291,6 +285,27 @@ cdef class RandomFourierMap:
             for j in range(self.D):
                 ov[i, j] = r[j]
         return out
+
+    def share_cache(self, int parts):
+        """Hold a 1/``parts`` share of ``cache_bytes`` in the keyed row cache (emptied): the width
+        race runs one map per candidate kernel, and each full cache would multiply the memory.
+        Results do not depend on the cache, only the rows regenerated do.  No-op under "features".
+
+        Parameters
+        ----------
+        parts : int >= 1
+        """
+        if not self.keyed:
+            return
+        if parts < 1:
+            raise ValueError(f"parts must be >= 1, got {parts}")
+        if self.cache_ok:
+            ok_rowcache_free(&self.cache)
+            self.cache_ok = False
+        if ok_rowcache_init(&self.cache, <uint64_t>self.seed, <uint32_t>FEATURE_ROWS, self.D,
+                            <size_t>(self.cache_bytes // parts)) != 0:
+            raise MemoryError("cannot allocate the random-feature row cache")
+        self.cache_ok = True
 
     def cache_stats(self):
         """The keyed row cache: dict of rows (capacity), ways, hits, misses (zeros under "features")."""
@@ -450,6 +465,10 @@ cdef class FeatureCore(LearnerCore):
 
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return self.F2
+
+    def share_caches(self, int parts):
+        """See LearnerCore.share_caches: the map's keyed row cache."""
+        self.fmap.share_cache(parts)
 
     @property
     def weights(self):

@@ -180,6 +180,11 @@ cdef class LearnerCore:
     cdef bint out_of_memory(self) noexcept nogil:
         return False
 
+    def share_caches(self, int parts):
+        """Shrink the core's memory-sized caches to a 1/``parts`` share (1: their full size),
+        emptied; results never depend on them.  The width race calls it with the number of
+        candidates still running (onlinekern.selection).  Default: no caches."""
+
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return 0
 

@@ -46,6 +46,10 @@ _MAGIC = (
 _DECOMPRESSION_ERRORS = (EOFError, lzma.LZMAError, OSError, zlib.error)
 
 _BLOCK_SIZE = 1 << 20
+#: stream_libsvm ends a chunk once it holds this many stored values (2^21: 24 MiB of float64 CSR),
+#: whatever its rows: 65,536 rows of text (~120 nonzeros a row) or of a dense 1,000-column file
+#: would otherwise be ~100 MB and ~800 MB, held twice while the chunk is assembled
+CHUNK_NNZ = 1 << 21
 
 
 class LibsvmFormatError(ValueError):
@@ -211,8 +215,9 @@ def load_libsvm(path, n_features=None, dtype=np.float64):
     return _csr(data, indices, indptr, len(labels), _width(nf, max_index)), labels
 
 
-def stream_libsvm(path, chunk_rows=100000, n_features=None, dtype=np.float64):
-    """Read a LIBSVM file incrementally, yielding CSR chunks of ``chunk_rows`` rows.
+def stream_libsvm(path, chunk_rows=100000, n_features=None, dtype=np.float64, chunk_nnz=CHUNK_NNZ, first_rows=None):
+    """Read a LIBSVM file incrementally, yielding CSR chunks of ``chunk_rows`` rows (fewer when
+    ``chunk_nnz`` stored values come first).
 
     The file (plain, gzip, bzip2 or xz, detected from its first bytes) is read in blocks of
     1 MiB; complete lines are parsed and the partial last line is carried over to the next
@@ -224,6 +229,13 @@ def stream_libsvm(path, chunk_rows=100000, n_features=None, dtype=np.float64):
         File to read.
     chunk_rows : int, default=100000
         Rows per chunk; the last chunk may be shorter.
+    chunk_nnz : int, default=CHUNK_NNZ (2^21)
+        A chunk also ends at the end of the 1 MiB block in which it reaches this many stored
+        values, so its memory is bounded whatever the width of the rows.
+    first_rows : int, optional
+        The first chunk has exactly this many rows (or the whole file), whatever ``chunk_rows``
+        and ``chunk_nnz``: :func:`onlinekern.run_online_stream` resolves the adaptive defaults
+        and races the kernel widths on the first chunk, which must hold the race.
     n_features : int, optional
         When given, every chunk has this many columns and a larger index is an error.
         When None, each chunk's width is the largest index seen so far in the file (the
@@ -262,16 +274,23 @@ def stream_libsvm(path, chunk_rows=100000, n_features=None, dtype=np.float64):
     chunk_rows = int(chunk_rows)
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
-    return _stream(path, chunk_rows, nf, f32)
+    chunk_nnz = int(chunk_nnz)
+    if chunk_nnz < 1:
+        raise ValueError(f"chunk_nnz must be >= 1, got {chunk_nnz}")
+    if first_rows is not None and int(first_rows) < 1:
+        raise ValueError(f"first_rows must be >= 1, got {first_rows}")
+    return _stream(path, chunk_rows, nf, f32, chunk_nnz, None if first_rows is None else int(first_rows))
 
 
-def _stream(path, chunk_rows, nf, f32):
+def _stream(path, chunk_rows, nf, f32, chunk_nnz, first_rows=None):
     shown = _display(path)
     running_max = 0
     total_rows = 0
     line = 1
     parts = []          # parsed pieces of the chunk being assembled
     part_rows = 0
+    part_nnz = 0
+    rows_cap, nnz_cap = (chunk_rows, chunk_nnz) if first_rows is None else (first_rows, None)
     buf = bytearray()
     pos = 0             # start of the unparsed bytes in buf
     eof = False
@@ -292,7 +311,7 @@ def _stream(path, chunk_rows, nf, f32):
             while True:
                 try:
                     data, indices, indptr, labels, max_index, used, n_lines = parse_libsvm(
-                        buf, pos, line, eof, nf, f32, chunk_rows - part_rows)
+                        buf, pos, line, eof, nf, f32, rows_cap - part_rows)
                 except ParseError as exc:
                     if kind is not None:
                         # Decompressors check their CRCs only at the end of a block or
@@ -308,15 +327,22 @@ def _stream(path, chunk_rows, nf, f32):
                 if len(labels):
                     parts.append((data, indices, indptr, labels))
                     part_rows += len(labels)
-                if part_rows < chunk_rows:
+                    part_nnz += len(data)
+                if part_rows < rows_cap and (nnz_cap is None or part_nnz < nnz_cap):
                     break       # this block is exhausted: read more
                 total_rows += part_rows
-                yield _assemble(parts, part_rows, _width(nf, running_max))
-                parts = []
+                chunk = _assemble(parts, part_rows, _width(nf, running_max))
+                parts = []      # before the yield: the pieces must not live on beside the chunk
                 part_rows = 0
+                part_nnz = 0
+                rows_cap, nnz_cap = chunk_rows, chunk_nnz
+                yield chunk
+                chunk = None
     if part_rows:
         total_rows += part_rows
-        yield _assemble(parts, part_rows, _width(nf, running_max))
+        chunk = _assemble(parts, part_rows, _width(nf, running_max))
+        parts = []
+        yield chunk
     if total_rows == 0:
         raise LibsvmFormatError(
             shown, None,

@@ -42,6 +42,10 @@ cdef class DualSGDCore(KernelCore):
     cdef int* sel                       # the SVs chosen by one maintenance step
     cdef double* tmp                    # C
 
+    def share_caches(self, int parts):
+        """See LearnerCore.share_caches: the feature map's keyed row cache."""
+        self.fmap.share_cache(parts)
+
     def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal):
         cdef int B = <int>self.sv.budget
         if B < 1:
