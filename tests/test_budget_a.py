@@ -110,7 +110,7 @@ def test_rbp_multiclass_c2_matches_binary():
     sm, _, _ = rb.ref_rbp(X, yc, "multiclass", g, B, n_classes=2, seed=3)
     np.testing.assert_array_equal(mistakes(sb, yb, "binary"), mistakes(sm, yc, "multiclass"))
     np.testing.assert_allclose(2 * sb, sm[:, 1] - sm[:, 0], rtol=RTOL, atol=ATOL)
-    learner = ok.RBP(gamma=g, budget=B, seed=3, average=False)      # _make_core alone resolves nothing
+    learner = ok.RBP(gamma=g, budget=B, seed=3, average=False, eta=0.1)   # _make_core alone resolves nothing
     core = learner._make_core(X.shape[1], TASK_CODES["multiclass"], 2, g, X)
     scores = np.zeros((len(y), 2))
     out = core.run(RowData(X, X.shape[1]), yc.astype(float), scores=scores)
@@ -308,6 +308,38 @@ def test_averaged_score_is_the_mean_of_the_hypotheses(name, task):
             else np.asarray(score_f(snaps[-1], X[:3])).reshape(3, -1))
     np.testing.assert_allclose(np.asarray(score_f(final, X[:3])).reshape(3, -1), want, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(final.dual_coef_, snaps[-1].dual_coef_)      # the same updates
+
+
+def drifting_binary(T=600, seed=5):
+    """A binary stream whose label runs in blocks (-1s, +1s, -1s): the average of the hypotheses
+    lags behind the drift (w8a in file order, whose positives are rows 741-2,219)."""
+    X, y = make_data("binary", T=T, seed=seed)
+    ye = encode(y, "binary")
+    neg, pos = np.flatnonzero(ye < 0), np.flatnonzero(ye > 0)
+    order = np.concatenate([neg[:len(neg) // 4], pos, neg[len(neg) // 4:]])
+    return X[order], y[order], ye[order]
+
+
+@pytest.mark.parametrize("name", sorted(AVERAGED))
+def test_average_auto_follows_the_leader(name):
+    """average='auto' predicts each example with whichever of the averaged (average=True) and the
+    current (average=False) hypothesis made fewer mistakes on the examples before it (ties: the
+    average); the updates are the same, so both score streams are those of the two fixed runs.
+    After training, and in a pickled copy, the final leader predicts."""
+    X, y, ye = drifting_binary()
+    _, avg = online(AVERAGED[name](average=True), X, y)
+    _, cur = online(AVERAGED[name](average=False), X, y)
+    res, got = online(AVERAGED[name](), X, y)
+    before = lambda s: np.concatenate([[0], np.cumsum(mistakes(s, ye, "binary"))[:-1]])    # noqa: E731
+    lead = before(avg) <= before(cur)
+    np.testing.assert_array_equal(got, np.where(lead.reshape((-1,) + (1,) * (avg.ndim - 1)), avg, cur))
+    # each hypothesis led somewhere (BPAs stops averaging at its first replacement, within a few
+    # dozen examples at B = 12: from then on the two agree and the tie goes to the average)
+    assert lead.any() and (not lead.all() or name == "bpas")
+    final = AVERAGED[name]().fit(X, y)
+    ref = AVERAGED[name](average=mistakes(avg, ye, "binary").sum() <= mistakes(cur, ye, "binary").sum()).fit(X, y)
+    np.testing.assert_array_equal(score_f(final, X[:20]), score_f(ref, X[:20]))
+    np.testing.assert_array_equal(score_f(pickle.loads(pickle.dumps(final)), X[:20]), score_f(final, X[:20]))
 
 
 def ref_averaged_rbp(X, y, task, g, B, n_classes=None, seed=0):
@@ -641,7 +673,9 @@ def test_registry_names_and_defaults():
     assert ok.Projectron().budget == ok.ProjectronPP().budget == "auto" and ok.Projectron().proj_eta == 0.1
     assert ok.Projectron.paper_defaults["budget"] is None and ok.ProjectronPP.paper_defaults["budget"] is None
     assert ok.ProjectronPP().margin_rule == "eta" and ok.BPAs().c == 1.0
-    assert ok.RBP().eta == ok.RBP().epsilon == ok.Forgetron().eta == ok.Projectron().eta == 0.1
+    assert ok.RBP().epsilon == 0.1
+    for cls in (ok.Perceptron, ok.RBP, ok.Forgetron, ok.Projectron):    # regression step: 0.2, the LSOKL 0.1 as 'paper'
+        assert cls().eta == "auto" and cls.paper_defaults["eta"] == 0.1
 
 
 # --- seeds, partial_fit chunking, pickling, model files ----------------------------------------------

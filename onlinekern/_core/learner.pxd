@@ -23,6 +23,13 @@ cdef class LearnerCore:
     # run() records out + avg_buf (see KernelCore.set_averaged).
     cdef public bint averaged
     cdef double* avg_buf                 # n_outputs
+    # Follow the leader between the averaged and the current hypothesis (average="leader"):
+    # each example is predicted by the one with the smaller loss on the examples before it
+    # (mistakes, or squared errors for regression; ties: the average); run() keeps both losses.
+    cdef public bint avg_leader
+    cdef public double loss_avg, loss_cur
+    cdef double* alt_buf                 # n_outputs: the current hypothesis's score in run()
+    cdef bint average_leads(self) noexcept nogil
     # Online target normalisation (regression, the product defaults): the core learns
     # (y - loc) / scale and predicts loc + scale * f, with loc and scale the running mean and
     # standard deviation of the targets seen so far (see LearnerCore.run).

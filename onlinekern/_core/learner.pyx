@@ -71,6 +71,17 @@ cdef bint is_mistake(int task, const double* f, double y, int C) noexcept nogil:
     return f[yi] - best <= 0.0
 
 
+cdef inline double example_loss(int task, const double* f, double y, int C, bint tnorm, double loc,
+                                double scl) noexcept nogil:
+    """One example's loss of a prediction for following the leader: a mistake (0 or 1), or the
+    squared error in the target's own units (f standardised when tnorm)."""
+    cdef double p
+    if task != TASK_REGRESSION:
+        return 1.0 if is_mistake(task, f, y, C) else 0.0
+    p = loc + scl * f[0] if tnorm else f[0]
+    return (y - p) * (y - p)
+
+
 cdef inline double tscale(long long n, double m2) noexcept nogil:
     """Population standard deviation of n targets with sum of squared deviations m2 (1 if 0)."""
     if n < 2 or not m2 > 0.0:
@@ -164,12 +175,13 @@ cdef class LearnerCore:
         self.n_outputs = n_outputs if task == TASK_MULTICLASS else 1
         self.n_threads = self.max_threads = max(1, n_threads)
         self.n_seen = 0
-        buf = np.zeros(3 * self.n_outputs)
+        buf = np.zeros(4 * self.n_outputs)
         self.scratch_ = buf
         cdef double[::1] v = buf
         self.score_buf = &v[0]
         self.grad_buf = &v[self.n_outputs]
         self.avg_buf = &v[2 * self.n_outputs]
+        self.alt_buf = &v[3 * self.n_outputs]
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         return -1
@@ -184,6 +196,11 @@ cdef class LearnerCore:
         """Shrink the core's memory-sized caches to a 1/``parts`` share (1: their full size),
         emptied; results never depend on them.  The width race calls it with the number of
         candidates still running (onlinekern.selection).  Default: no caches."""
+
+    cdef bint average_leads(self) noexcept nogil:
+        """Whether a prediction now takes the averaged hypothesis (``averaged``, and under
+        ``avg_leader`` a loss so far no larger than the current hypothesis's)."""
+        return self.averaged and not (self.avg_leader and self.loss_avg > self.loss_cur)
 
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return 0
@@ -279,7 +296,7 @@ cdef class LearnerCore:
         cdef const double* xr
         cdef const int* xi
         cdef double* f = self.score_buf
-        cdef bint stop = False, at_cp, diverged = False
+        cdef bint stop = False, at_cp, diverged = False, lead
         cdef double next_look, every = POLICY.interval     # seconds between two looks at the machine
 
         t0 = now()
@@ -320,8 +337,18 @@ cdef class LearnerCore:
                 if status != 0:
                     break
                 if self.averaged:              # the recorded prediction: the averaged hypothesis
+                    lead = self.average_leads()
                     for c in range(C):
+                        self.alt_buf[c] = f[c]
                         f[c] += self.avg_buf[c]
+                    if self.avg_leader:
+                        # both hypotheses' losses on this example; the prediction was the leader's
+                        # on the examples before it (decided above, before the label counts)
+                        self.loss_avg += example_loss(self.task, f, yi, C, tnorm, loc, scl)
+                        self.loss_cur += example_loss(self.task, self.alt_buf, yi, C, tnorm, loc, scl)
+                        if not lead:
+                            for c in range(C):
+                                f[c] = self.alt_buf[c]
                 if tnorm:
                     f[0] = loc + scl * f[0]
                 self.n_seen += 1
@@ -426,13 +453,17 @@ cdef class LearnerCore:
     def get_state(self):
         return {"n_features": self.n_features, "task": self.task, "n_outputs": self.n_outputs,
                 "n_seen": self.n_seen, "n_threads": self.max_threads, "target_norm": int(self.target_norm),
-                "averaged": int(self.averaged),
+                "averaged": int(self.averaged), "avg_leader": int(self.avg_leader),
+                "loss_avg": self.loss_avg, "loss_cur": self.loss_cur,
                 "t_count": self.t_count, "t_mean": self.t_mean, "t_m2": self.t_m2}
 
     def set_state(self, state):
         self._setup(int(state["n_features"]), int(state["task"]), int(state["n_outputs"]), int(state["n_threads"]))
         self.n_seen = int(state["n_seen"])
         self.averaged = bool(state.get("averaged", 0))
+        self.avg_leader = bool(state.get("avg_leader", 0))
+        self.loss_avg = float(state.get("loss_avg", 0.0))
+        self.loss_cur = float(state.get("loss_cur", 0.0))
         self.target_norm = bool(state.get("target_norm", 0))
         self.t_count = int(state.get("t_count", 0))
         self.t_mean = float(state.get("t_mean", 0.0))

@@ -1197,7 +1197,7 @@ cdef class KernelCore(LearnerCore):
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         cdef int c
         self.kernel_scores(x, idx, nnz, out)
-        if self.averaged:
+        if self.average_leads():
             for c in range(self.n_outputs):
                 out[c] += self.avg_buf[c]
         return -1 if self.sv.failed else 0

@@ -224,6 +224,6 @@ class BPAs(Averaged, KernelLearner):
         budget = int(self.param_value("budget"))
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.c = float(self.c)
-        core.set_averaged(bool(self.param_value("average")))
+        self._set_averaging(core)
         core._setup_bpas(budget)
         return core

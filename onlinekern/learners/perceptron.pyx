@@ -19,7 +19,7 @@ from onlinekern._core.support cimport KernelCore
 from onlinekern._core.losses cimport runner_up
 
 from onlinekern.base import KernelLearner
-from onlinekern.params import stream_budget
+from onlinekern.params import is_auto, stream_budget
 
 
 #: Product regression step of the mistake-driven learners (Perceptron, RBP, Forgetron, Projectron):
@@ -42,6 +42,12 @@ def averaged_default(task):
     majority class's 23, 10.1, 3.1 and 30 %, at every kernel width tried.  The average of its
     hypotheses (Freund & Schapire 1999; Collins 2002) makes 16.7, 8.4, 2.7 and 27.5 % with the
     same updates (BENCHMARKS.md "Defaults").
+
+    Left at 'auto', each example is predicted by whichever of the averaged and the current
+    hypothesis has made fewer mistakes on the examples before it (follow the leader; ties: the
+    average; ``LearnerCore.avg_leader``): the average weights every past hypothesis alike, so
+    when the stream drifts it lags.  w8a in file order (its 1,479 positives are rows 741-2,219)
+    made the averaged Perceptron err on 42.6 % of the rows, the current hypothesis on 0.01 %.
     """
     return task != "regression"
 
@@ -58,6 +64,14 @@ class Averaged:
         if name == "eta":
             return REGRESSION_ETA
         return super().auto_value(name, X, task, n_outputs, n_stream)
+
+    def _set_averaging(self, core):
+        """Averaged predictions on the core when ``average`` is in force; left at 'auto', the
+        prediction follows the leader between the averaged and the current hypothesis
+        (:func:`averaged_default`), an explicit True always averages."""
+        on = bool(self.param_value("average"))
+        core.set_averaged(on)
+        core.avg_leader = on and is_auto(self.average)
 
 
 cdef bint perceptron_update(int task, const double* f, double y, int C, double eta, double epsilon,
@@ -187,5 +201,5 @@ class Perceptron(Averaged, KernelLearner):
         core.eta, core.epsilon = float(self.param_value("eta")), float(self.epsilon)
         budget = self.param_value("budget")
         core.budget = -1 if budget is None else int(budget)
-        core.set_averaged(bool(self.param_value("average")))
+        self._set_averaging(core)
         return core

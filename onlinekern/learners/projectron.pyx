@@ -422,7 +422,7 @@ class Projectron(Averaged, KernelLearner):
         core = ProjectronCore()
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.proj_eta = float(self.proj_eta)
-        core.set_averaged(bool(self.param_value("average")))
+        self._set_averaging(core)
         # regression step and tube (Projectron++ has no regression, so no such parameters)
         core.eta = float(self.param_value("eta")) if hasattr(self, "eta") else 0.1      # Projectron++: no regression
         core.epsilon = float(getattr(self, "epsilon", 0.1))

@@ -157,6 +157,6 @@ class RBP(Averaged, KernelLearner):
         budget = int(self.param_value("budget"))
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.eta, core.epsilon = float(self.param_value("eta")), float(self.epsilon)
-        core.set_averaged(bool(self.param_value("average")))
+        self._set_averaging(core)
         core._setup_budget(budget, self.seed)
         return core
