@@ -124,6 +124,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is stopped (default 600)")
     ap.add_argument("--md", help="also write the Markdown tables here")
     ap.add_argument("--seed", type=int, default=0, help="seed of the column maps and the text stream")
+    ap.add_argument("--text-dir", help="keep the text streams here (text<columns>.svm) and reuse those present "
+                    "(written by the same --seed and --text-rows)")
     ns = ap.parse_args(argv)
     parts = {int(p) for p in ns.parts.split(",") if p.strip()}
     data = h.Data(ns.data_dir)
@@ -189,10 +191,14 @@ def main(argv=None):
             names = [n for n in TEXT_LEARNERS if not ns.learners or n in ns.learners.split(",")]
             res, rows, paths, info = {}, [], {}, {}
             for width in TEXT_WIDTHS:              # every width first: a learner's widths then run back to back
-                paths[width] = work / f"text{width}.svm"
+                paths[width] = Path(ns.text_dir or work) / f"text{width}.svm"
                 gen = mts.TextStream(width, ns.seed)
-                nnz = gen.write(paths[width], ns.text_rows)
-                n_pos = sum(int((labels > 0).sum()) for *_, labels in gen.chunks(ns.text_rows))
+                if not (ns.text_dir and paths[width].exists()):   # else kept from an earlier run
+                    gen.write(paths[width], ns.text_rows)
+                nnz = n_pos = 0
+                for _, vals, _, labels in gen.chunks(ns.text_rows):
+                    nnz += len(vals)
+                    n_pos += int((labels > 0).sum())
                 info[width] = {"minority": 100.0 * min(n_pos, ns.text_rows - n_pos) / ns.text_rows,
                                "nnz_per_row": nnz / ns.text_rows}
             for name in names:
