@@ -10,8 +10,9 @@ and reports the online mistake rate (classification, %) or RMSE (regression).  `
 repeats the pass over R random permutations (run r: permutation r under ``--seed S``, learner
 seed S + r), as the papers do; the default is one run in file order.
 
-``--stream`` reads FILE in chunks of ``--chunk-rows`` rows instead of loading it, so memory is
-one chunk plus the model (any file size): one run in file order, with exactly the results of the
+``--stream`` reads FILE in chunks of at most ``--chunk-rows`` rows and 2^21 stored values
+(onlinekern.io.libsvm.CHUNK_NNZ) instead of loading it, so memory is about two chunks plus the
+model (any file size, any width): one run in file order, with exactly the results of the
 loaded run.  The class labels, the feature count and the row count (for the curve's checkpoints)
 come from a first pass over the file that parses it but keeps nothing but labels and counts;
 ``--classes 1,-1 --n-features D`` skip that pass (the curve is then recorded at the doubling
@@ -125,7 +126,7 @@ def build_parser(cls=None, fixed=None, name=None):
                    help="read FILE in chunks instead of loading it (memory: one chunk plus the "
                         "model); one run in file order, same results as without --stream")
     g.add_argument("--chunk-rows", type=_positive_int, default=65536, metavar="N",
-                   help="--stream: rows per chunk (default: 65536)")
+                   help="--stream: rows per chunk at most (default: 65536; a chunk also ends at 2^21 stored values)")
     g.add_argument("--classes", metavar="C1,C2,...",
                    help="--stream: every class label of the file (with --n-features: no first pass)")
     g.add_argument("--n-features", type=_positive_int, metavar="D",
