@@ -50,6 +50,8 @@ from onlinekern._core.weights cimport ScaledWeights
 from onlinekern._core.columns cimport ColumnMap
 from libc.stdint cimport uint32_t, uint64_t
 
+import weakref
+
 import numpy as np
 from onlinekern._core.learner import RowData
 from onlinekern.seeding import FEATURES, FEATURE_ROWS, rng
@@ -110,12 +112,24 @@ def keyed_rows(seed, columns, int n_components):
 MAX_E_BYTES = 4 << 30
 
 
+# E arrays alive, by (seed, d, D): the width race's candidates (one map each, the same seed) share one
+_DRAWN = weakref.WeakValueDictionary()
+
+
 def draw_E(seed, int d, int D):
-    """E of the FEATURES stream: one standard_normal((d, D)) call (§1.5)."""
+    """E of the FEATURES stream: one standard_normal((d, D)) call (§1.5), read-only, and the very
+    array another map of the same (seed, d, D) still holds (the width race runs up to eight maps of
+    one seed: at d D = 2^16 x 100 eight copies were 420 MB)."""
     if <long long>d * D * 8 > MAX_E_BYTES:
         raise MemoryError(f"random feature matrix of {d} x {D} doubles exceeds {MAX_E_BYTES >> 30} GiB; "
                           "use fewer components")
-    return np.ascontiguousarray(rng(seed, FEATURES).standard_normal((d, D)))
+    key = (int(seed), d, D)
+    E = _DRAWN.get(key)
+    if E is None:
+        E = np.ascontiguousarray(rng(seed, FEATURES).standard_normal((d, D)))
+        E.flags.writeable = False
+        _DRAWN[key] = E
+    return E
 
 
 # ok_project (register-blocked) up to this many frequencies; one axpy per nonzero above.
