@@ -388,6 +388,7 @@ class Projectron(Averaged, KernelLearner):
     paper = "Orabona, Keshet & Caputo, JMLR 2009"
     plus = False
     paper_defaults = {"gamma": None, "average": False, "budget": None, "eta": 0.1}
+    average_lasts = True
     #: u of :func:`projectron_budget`: the work of the updates per example, in B^2 units.
     update_rate = 1.2
 
