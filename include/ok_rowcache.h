@@ -151,11 +151,30 @@ static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0
         memcpy(a + j + 2 * W, &a2, sizeof a2);                                                \
         memcpy(a + j + 3 * W, &a3, sizeof a3);                                                \
     }                                                                                         \
-    for (; j < D; j++) {                                                                      \
-        double s0 = init ? a[j] : 0.0;                                                        \
+    for (; j + W <= D; j += W) {                                                              \
+        VT a0 = init ? OK_VLOAD(VT, a + j) : zero_;                                           \
         for (k = 0; k < m; k++)                                                               \
-            s0 += rows[k][j] * v[k];                                                          \
-        a[j] = s0;                                                                            \
+            a0 += OK_VLOAD(VT, rows[k] + j) * v[k];                                           \
+        memcpy(a + j, &a0, sizeof a0);                                                        \
+    }                                                                                         \
+    if (j < D) {           /* the last D % W (< 8) outputs: independent scalar chains */     \
+        const int rem = D - j;                                                                \
+        double s_[7] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};                                   \
+        double s0, s1, s2, s3, s4, s5, s6;                                                    \
+        if (init) for (t = 0; t < rem; t++) s_[t] = a[j + t];                                 \
+        s0 = s_[0]; s1 = s_[1]; s2 = s_[2]; s3 = s_[3]; s4 = s_[4]; s5 = s_[5]; s6 = s_[6];   \
+        for (k = 0; k < m; k++) {                                                             \
+            const double vk = v[k], *r = rows[k] + j;                                         \
+            s0 += r[0] * vk;                                                                  \
+            if (rem > 1) s1 += r[1] * vk;                                                     \
+            if (rem > 2) s2 += r[2] * vk;                                                     \
+            if (rem > 3) s3 += r[3] * vk;                                                     \
+            if (rem > 4) s4 += r[4] * vk;                                                     \
+            if (rem > 5) s5 += r[5] * vk;                                                     \
+            if (rem > 6) s6 += r[6] * vk;                                                     \
+        }                                                                                     \
+        s_[0] = s0; s_[1] = s1; s_[2] = s2; s_[3] = s3; s_[4] = s4; s_[5] = s5; s_[6] = s6;   \
+        for (t = 0; t < rem; t++) a[j + t] = s_[t];                                           \
     }
 OK_MULTI_W(void, ok_project_rows, (int D, int m, const double *restrict v, const double *const *rows,
                                    double *restrict a, int init), (D, m, v, rows, a, init),

@@ -140,6 +140,25 @@ def test_learners_same_bits_with_a_one_row_cache(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def test_rrf_gradient_rows_kept_from_the_projection_same_bits(monkeypatch):
+    # a few nonzeros a row over 200 columns: a 56-row cache keeps each row's rows pinned from the
+    # projection to the rho-gradient (kept_row) and evicts between rows; the bits are those of the
+    # full cache (no eviction) and of the one-row cache (nothing kept: every row fetched again)
+    X, y = _data(T=400, d=200, density=0.03)
+    W, _ = _scattered(X, WIDE)
+    runs = []
+    for cache in (fm.ROW_CACHE_BYTES, 56 * 32 * 8, 0):
+        monkeypatch.setattr(fm, "ROW_CACHE_BYTES", cache)
+        r = ok.RRF(n_components=32, gamma=0.3, eta_gamma=3e-2, preset="paper", seed=4).fit(W, y)
+        stats = r.core_.fmap.cache_stats()
+        runs.append((r.core_.weights, r.log_bandwidth_, r.decision_function(W)))
+    assert stats["rows"] == 1
+    assert np.any(runs[0][1] != runs[0][1][0])              # the bandwidths did move
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("name", ["fogd", "rrf", "dsg", "cdsg"])
 def test_one_and_two_threads_same_bits(name):
     X, y = _data(T=300)

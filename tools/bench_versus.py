@@ -11,6 +11,8 @@ The baseline is any checkout with its extensions built in place, e.g. the previo
     git worktree add --detach ../base HEAD~1 && (cd ../base && python setup.py build_ext --inplace)
     python tools/bench_versus.py --baseline ../base --repeats 5 --json versus.json
 
+``--files`` takes LIBSVM files instead (each learner of ``--only`` over each, with no options or
+``--params``).
 The default cells are the dense-data timings the wide-sparse work must not slow down: the
 random-feature and budgeted learners of docs/performance.md at their paper settings on ijcnn1
 and cod-rna.tr (``--rows`` caps every data set).
@@ -63,14 +65,23 @@ def main(argv=None):
     ap.add_argument("--baseline", required=True, help="checkout of the baseline build (extensions built in place)")
     ap.add_argument("--rows", type=int, default=0, help="cap every data set at this many rows (0: all)")
     ap.add_argument("--only", help="comma-separated learners of the default cells")
+    ap.add_argument("--files", help="comma-separated LIBSVM files instead of the default cells: each learner "
+                                    "of --only over each, with no options (e.g. prefixes of the text-like stream)")
+    ap.add_argument("--params", default="{}", help="JSON parameters of the --files cells (default: none)")
     a = ap.parse_args(argv)
     data = h.Data(a.data_dir)
     trees = {"this": h.REPO, "baseline": Path(a.baseline).resolve()}
-    cells = [c for c in CELLS if not a.only or c[0] in a.only.split(",")]
+    if a.files:
+        if not a.only:
+            ap.error("--files needs --only (the learners to run on them)")
+        cells = [(name, Path(f), json.loads(a.params)) for f in a.files.split(",") for name in a.only.split(",")]
+    else:
+        cells = [c for c in CELLS if not a.only or c[0] in a.only.split(",")]
     print(h.machine_line(), flush=True)
     rows, out = [], []
     for name, dname, params in cells:
-        path = data.plain(dname)
+        path = dname if isinstance(dname, Path) else data.plain(dname)
+        dname = getattr(dname, "name", dname)
         fns = {k: (lambda t=t: run_cell(t, path, name, params, a.rows)) for k, t in trees.items()}
         med, res = h.side_by_side(fns, a.repeats, seconds=lambda r: r["seconds"])
         err = {k: res[k][0]["error"] for k in trees}

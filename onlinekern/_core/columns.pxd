@@ -2,9 +2,12 @@
 # Wide sparse data (millions of possible columns, a few thousand present) keep their per-column
 # state -- support vectors over compact columns, RRF's bandwidths, random-feature rows -- in
 # arrays of len(map) rather than of the largest column index.  Open addressing, linear probing.
+cimport cython
+
+
+@cython.final
 cdef class ColumnMap:
-    cdef int* keys                      # hcap: column, or -1 for an empty bucket
-    cdef int* vals                      # hcap: its slot
+    cdef int* kv                        # 2 hcap: bucket b holds (column or -1 if empty, slot) at 2b, 2b + 1
     cdef Py_ssize_t hcap                # power of two, > 2 * n
     cdef int* cols                      # ccap: slot -> column
     cdef Py_ssize_t ccap

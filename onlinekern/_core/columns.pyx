@@ -5,7 +5,8 @@ A LIBSVM file may number its columns up to millions (hashed text, URLs) while ea
 dozen nonzeros.  State kept per column (a dense support vector, a per-column bandwidth, a cached
 random-feature row) then lives in arrays indexed by *slot*: the columns in the order they were
 first added.  Lookups run without the GIL; growth is geometric and reports failure (-1), never
-crashes.  Slots are never reused or renumbered, so state indexed by slot stays valid.
+crashes.  A bucket keeps its column and slot side by side (one cache line per probe: on wide data
+the table outgrows the caches and every lookup of a rare column is a memory access).  Slots are never reused or renumbered, so state indexed by slot stays valid.
 """
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset
@@ -36,61 +37,59 @@ cdef class ColumnMap:
             self.add_all(columns)
 
     def __dealloc__(self):
-        free(self.keys); free(self.vals); free(self.cols)
+        free(self.kv); free(self.cols)
 
     cdef int _grow(self) noexcept nogil:
         """Double the hash table (rehashing) and the slot array.  0, or -1 without memory."""
         cdef Py_ssize_t ncap = 64 if self.hcap == 0 else 2 * self.hcap, i, b
-        cdef int* nk = <int*>malloc(ncap * sizeof(int))
-        cdef int* nv = <int*>malloc(ncap * sizeof(int))
+        cdef int* nkv = <int*>malloc(2 * ncap * sizeof(int))
         cdef void* p
-        if nk == NULL or nv == NULL:
-            free(nk); free(nv)
+        if nkv == NULL:
             return -1
         p = realloc(self.cols, (ncap // 2) * sizeof(int))
         if p == NULL:
-            free(nk); free(nv)
+            free(nkv)
             return -1
         self.cols = <int*>p
         self.ccap = ncap // 2
-        memset(nk, 0xff, ncap * sizeof(int))               # every key -1
+        memset(nkv, 0xff, 2 * ncap * sizeof(int))          # every key -1
         for i in range(self.n):
             b = _bucket(self.cols[i], ncap)
-            while nk[b] != -1:
+            while nkv[2 * b] != -1:
                 b = (b + 1) & (ncap - 1)
-            nk[b] = self.cols[i]
-            nv[b] = <int>i
-        free(self.keys); free(self.vals)
-        self.keys = nk
-        self.vals = nv
+            nkv[2 * b] = self.cols[i]
+            nkv[2 * b + 1] = <int>i
+        free(self.kv)
+        self.kv = nkv
         self.hcap = ncap
         return 0
 
     cdef int get(self, int col) noexcept nogil:
         """Slot of ``col``, or -1 if it was never added."""
         cdef Py_ssize_t b = _bucket(col, self.hcap)
-        while self.keys[b] != -1:
-            if self.keys[b] == col:
-                return self.vals[b]
+        cdef const int* kv = self.kv
+        while kv[2 * b] != -1:
+            if kv[2 * b] == col:
+                return kv[2 * b + 1]
             b = (b + 1) & (self.hcap - 1)
         return -1
 
     cdef int add(self, int col) noexcept nogil:
         """Slot of ``col``, adding it (as slot n) if new; -1 without memory.  ``col`` >= 0."""
         cdef Py_ssize_t b = _bucket(col, self.hcap)
-        while self.keys[b] != -1:
-            if self.keys[b] == col:
-                return self.vals[b]
+        while self.kv[2 * b] != -1:
+            if self.kv[2 * b] == col:
+                return self.kv[2 * b + 1]
             b = (b + 1) & (self.hcap - 1)
         if 2 * (self.n + 1) > self.hcap:                   # load <= 1/2
             if self._grow() != 0:
                 return -1
             return self.add(col)
-        self.keys[b] = col
-        self.vals[b] = <int>self.n
+        self.kv[2 * b] = col
+        self.kv[2 * b + 1] = <int>self.n
         self.cols[self.n] = col
         self.n += 1
-        return self.vals[b]
+        return <int>(self.n - 1)
 
     cdef void lookup(self, const int* idx, int nnz, int* out) noexcept nogil:
         """out[k] = slot of idx[k], or -1 for a column never added."""

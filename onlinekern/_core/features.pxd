@@ -35,6 +35,10 @@ cdef class RandomFourierMap:
     cdef object rowp_, spare_           # kept alive: a chunk's row pointers and spare rows
     cdef const double** rowp
     cdef double* spare
+    # the last projected row's cache rows by nonzero (NULL: not kept), pinned since tick t_row
+    cdef const double** krow
+    cdef int krow_cap, kept_n
+    cdef uint64_t t_row
     cdef object scratch_
     cdef double* a                      # D: Omega^T x (the float64 path only)
     cdef double* cs                     # 2D: [cos a; sin a] (unscaled)
@@ -51,6 +55,8 @@ cdef class RandomFourierMap:
     cdef float* a32
     cdef float* nzv32
     cdef const double* row(self, int col) noexcept nogil
+    cdef const double* kept_row(self, int k, int col) noexcept nogil
+    cdef bint _reserve_kept(self, int nnz) noexcept nogil
     cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale,
                       const int* sidx) noexcept nogil
     cdef void features(self, const double* x, const int* idx, int nnz, const double* feat_scale) noexcept nogil

@@ -264,9 +264,9 @@ cdef class RRFCore(FeatureCore):
         k0 = 0
         while k0 < nnz:                        # the dots E_n . q of up to 64 nonzeros at a time
             m = nnz - k0 if nnz - k0 < 64 else 64
-            if self.fmap.keyed:              # each keyed row used as soon as it is fetched
+            if self.fmap.keyed:              # the rows the projection pinned (kept_row)
                 for k in range(m):
-                    dots[k] = ok_dot(self.fmap.row(idx[k0 + k]), self.q, D)
+                    dots[k] = ok_dot(self.fmap.kept_row(k0 + k, idx[k0 + k]), self.q, D)
             else:
                 okrrf_row_dots(self.fmap.E, D, idx + k0, m, self.q, dots)
             for k in range(m):
