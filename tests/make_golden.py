@@ -24,6 +24,7 @@ Usage::
 
     python tests/make_golden.py            # (re)write tests/golden/results.json
     python tests/make_golden.py --check    # same numbers as the file? (no write)
+    python tests/make_golden.py --add-missing   # add newly registered learners' cases only
 
 Regenerate only when a change of results is intended (a bug fix, a new learner), and say so in
 the commit message: the file is the "before" state every later change is compared to.
@@ -379,14 +380,39 @@ def generate():
     return render(header, data, cases)
 
 
+def add_missing(path):
+    """The file's cases kept as they are, plus those of (learner, task) pairs registered since:
+    built (dense or CSR by their place in the sorted list, as ``generate`` would) on the file's
+    own inputs and checked at the scalar level like every case.  For a new learner on a machine
+    whose scalar libm differs from the one that made the file in cases already there."""
+    golden = load(path)
+    data = load_inputs(golden)
+    have = {c["id"] for c in golden["cases"]}
+    new = [build_case(i, name, task, data) for i, (name, task) in enumerate(registered_pairs())
+           if case_id(name, task) not in have]
+    if new:
+        scalar_pass(data, new)
+    cases = sorted(golden["cases"] + new, key=lambda c: (c["learner"], c["task"]))
+    header = dict(golden["header"], n_cases=len(cases))
+    header["commit"], header["dirty"] = git_commit()
+    return render(header, data, cases), len(new)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--output", default=str(GOLDEN), help="file to write (default: %(default)s)")
     ap.add_argument("--check", action="store_true",
                     help="do not write: report whether the file would change (exit 1 if it would)")
+    ap.add_argument("--add-missing", action="store_true",
+                    help="keep the file's cases, add those of newly registered learners (add_missing)")
     args = ap.parse_args(argv)
-    text = generate()
     out = Path(args.output)
+    if args.add_missing:
+        text, n_new = add_missing(out)
+        atomic_write(out, text)
+        print(f"wrote {out}: {n_new} cases added")
+        return 0
+    text = generate()
     if args.check:
         # the numbers and inputs only: the header (commit, dirty flag) may differ harmlessly
         new = json.loads(text)

@@ -28,6 +28,9 @@ CASES = [
     ("fogd-logit", "binary", {"n_components": 64, "lam": 0.001, "average": True}),
     ("fogd-hinge", "multiclass", {"n_components": 32}),
     ("fogd-huber", "regression", {"n_components": 48}),
+    ("son-hinge", "binary", {"n_components": 24, "sketch_size": 3}),
+    ("son-softmax", "multiclass", {"n_components": 16, "sketch_size": 2}),
+    ("son-l2", "regression", {"n_components": 20, "sketch_size": 4}),
 ]
 
 

@@ -5,7 +5,7 @@ alternately in this one process (tools/harness.py), because the machine is share
 Results print as Markdown tables (copy them into BENCHMARKS.md); ``--json OUT`` also writes them.
 
     python tools/bench.py                      # everything (several minutes)
-    python tools/bench.py --only fogd,reader   # a subset: reader, fogd, sklearn, kernel, learners, precision
+    python tools/bench.py --only fogd,reader   # a subset: reader, fogd, sklearn, kernel, learners, precision, second
 """
 import sys
 import time
@@ -188,8 +188,31 @@ def bench_learners(data, repeats):
     return out
 
 
+def bench_second(data, repeats, eta):
+    """SON (second order) against FOGD on the same D frequencies and width, ijcnn1 (permutation 0),
+    one thread, timed alternately; medians of ``repeats``."""
+    X, y = data.load("ijcnn1", "ijcnn1.t")
+    n = X.shape[0]
+    print(f"\n### SON against FOGD-hinge, ijcnn1 ({n:,} rows), gamma = 0.5, FOGD eta = {eta}, SON alpha = 0.1, "
+          f"eta = 1, permutation 0, one thread, medians of {repeats} alternating runs\n")
+    print("| D | m | FOGD µs / example | SON µs / example | SON / FOGD | mistakes FOGD / SON (%) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    out = []
+    for D, m in ((400, 10), (400, 20), (400, 40), (1000, 20)):
+        fns = {"fogd": lambda D=D: fogd_run(X, y, eta, D=D),
+               "son": lambda D=D, m=m: ok.run_online(ok.SON(n_components=D, sketch_size=m, gamma=0.5, seed=0,
+                                                            n_threads=1), X, y, seed=0, run=0)}
+        med, res = h.side_by_side(fns, repeats, seconds=lambda r: r.seconds)
+        us = {k: v / n * 1e6 for k, v in med.items()}
+        rates = {k: v[-1].mistake_rate for k, v in res.items()}
+        print(f"| {D} | {m} | {us['fogd']:.2f} | {us['son']:.2f} | {us['son'] / us['fogd']:.2f} "
+              f"| {rates['fogd']:.2f} / {rates['son']:.2f} |")
+        out.append({"D": D, "m": m, "us": us, "mistake_rate": rates})
+    return out
+
+
 SECTIONS = {"reader": bench_reader, "fogd": bench_fogd, "sklearn": bench_sklearn, "kernel": bench_kernel,
-            "learners": bench_learners, "precision": bench_precision}
+            "learners": bench_learners, "precision": bench_precision, "second": bench_second}
 
 
 def main(argv=None):
@@ -206,7 +229,8 @@ def main(argv=None):
         for name in [n.strip() for n in args.only.split(",")]:
             if name not in SECTIONS:
                 raise SystemExit(f"bench: unknown section {name!r}")
-            extra = {"fogd": (args.eta,), "sklearn": (args.eta,), "precision": (args.eta,), "reader": (args.dtype,)}
+            extra = {"fogd": (args.eta,), "sklearn": (args.eta,), "precision": (args.eta,), "second": (args.eta,),
+                     "reader": (args.dtype,)}
             results[name] = SECTIONS[name](data, args.repeats, *extra.get(name, ()))
     finally:
         data.close()
