@@ -26,7 +26,8 @@ and every m examples an eigen-decomposition of a 2m x 2m matrix (Jacobi) and a 2
 from libc.math cimport sqrt, NAN
 from onlinekern._core.features cimport FeatureCore
 from onlinekern._core.losses cimport TaskLoss
-from onlinekern._core.vmath cimport ok_dot
+from onlinekern._core.vmath cimport ok_dot, ok_axpy
+from libc.string cimport memcpy
 
 import numpy as np
 from onlinekern.base import FeatureLearner
@@ -36,18 +37,6 @@ cdef extern from "ok_sketch.h" nogil:
     int ok_chol_append(double* L, int ld, int k, const double* b, double d)
     void ok_chol_solve(const double* L, int ld, int k, const double* u, double* c)
     void ok_sym_eig(double* A, int n, int ld, double* w, double* V, int* order, double* tmp)
-
-
-cdef inline void memcpy_d(double* dst, const double* src, int n) noexcept nogil:
-    cdef int i
-    for i in range(n):
-        dst[i] = src[i]
-
-
-cdef inline void axpy_d(int n, double a, const double* x, double* y) noexcept nogil:
-    cdef int i
-    for i in range(n):
-        y[i] = y[i] + a * x[i]
 
 
 cdef class SONCore(FeatureCore):
@@ -97,7 +86,7 @@ cdef class SONCore(FeatureCore):
         cdef double* lam = self.ework + 2 * n2 * n2
         cdef double* tmp = lam + n2
         cdef double delta, f, s
-        memcpy_d(A, self.G, n2 * n2)
+        memcpy(A, self.G, <size_t>(n2 * n2) * sizeof(double))
         ok_sym_eig(A, n2, n2, lam, U, self.order, tmp)
         delta = lam[self.m - 1]
         for i in range(self.m - 1):             # lambda is decreasing: the rows that stay nonzero
@@ -173,7 +162,7 @@ cdef class SONCore(FeatureCore):
             self.v[i] = nrm * cs[i]
         for i in range(self.k):
             if self.u[i] != 0.0:
-                axpy_d(F, -self.u[i], self.S + <Py_ssize_t>i * F, self.v)
+                ok_axpy(F, -self.u[i], self.S + <Py_ssize_t>i * F, self.v)
         for c in range(self.n_outputs):
             if g[c] != 0.0:
                 self.w.axpy(c, -g[c] / self.alpha, self.v)
