@@ -66,6 +66,7 @@ FAMILIES = {
     "NOGD": (ok.NOGD, "budget", (250, 1000), {"loss": "hinge"}, {"eta": (0.2, 1.0)}),
     "DualSGD": (ok.DualSGD, "budget", (250, 1000), {"loss": "hinge", "horizon": "@rows"}, {}),
     "kernel OGD": (ok.KernelOGD, None, (None,), {"loss": "hinge"}, {"eta": (0.2, 1.0)}),
+    "SON": (ok.SON, "n_components", (400, 1000, 2000), {"loss": "hinge", "sketch_size": 40}, {"alpha": (0.1, 1.0)}),
 }
 SGD_CANDIDATES = ({"learning_rate": "optimal"},
                   {"learning_rate": "constant", "eta0": 0.01, "alpha": 1e-6},
