@@ -30,7 +30,7 @@ from onlinekern._core.vmath cimport ok_dot, ok_axpy
 from libc.string cimport memcpy
 
 import numpy as np
-from onlinekern.base import FeatureLearner
+from onlinekern.base import FeatureLearner, check_positive, check_positive_int
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 
 cdef extern from "ok_sketch.h" nogil:
@@ -254,14 +254,9 @@ class SON(FeatureLearner):
 
     def _validate_params(self):
         super()._validate_params()
-        for name in ("alpha", "eta"):
-            v = getattr(self, name)
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.floating, np.integer)) \
-                    or not np.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
-        s = self.sketch_size
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 1:
-            raise ValueError(f"sketch_size must be a positive integer, got {s!r}")
+        check_positive("alpha", self.alpha)
+        check_positive("eta", self.eta)
+        check_positive_int("sketch_size", self.sketch_size)
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = SONCore()
