@@ -31,6 +31,7 @@ CASES = [
     ("son-hinge", "binary", {"n_components": 24, "sketch_size": 3}),
     ("son-softmax", "multiclass", {"n_components": 16, "sketch_size": 2}),
     ("son-l2", "regression", {"n_components": 20, "sketch_size": 4}),
+    ("lasvm", "binary", {"budget": 30, "c": 5.0}),
 ]
 
 

@@ -17,7 +17,7 @@ from onlinekern.registry import available_learners
 
 #: One registry name per support-vector learner family (KernelCore subclasses).
 SV_LEARNERS = ["perceptron", "ogd", "rbp", "forgetron", "projectron", "projectronpp", "bpas", "bsgd-removal",
-               "bsgd-merge", "bogd", "bogdpp", "nogd", "sg", "dualsgd"]
+               "bsgd-merge", "bogd", "bogdpp", "nogd", "sg", "dualsgd", "lasvm"]
 #: DualSGD's random-feature part draws a frequency row per column index, so its scores change
 #: with the columns' numbering; its support-vector part is checked separately.
 COMPARABLE = [n for n in SV_LEARNERS if n != "dualsgd"]
@@ -91,9 +91,9 @@ def _compare(name, X, y, n_cols, exact):
 @pytest.mark.parametrize("name", COMPARABLE)
 def test_scattered_copy_gives_the_same_scores(name, n_cols):
     X, y = synthetic()
-    # merges, the Forgetron's SV queries and NOGD's SV-SV kernels sum over the compact
-    # columns' order (first appearance): equal to 1e-12
-    _compare(name, X, y, n_cols, exact=name not in ("bsgd-merge", "forgetron", "nogd"))
+    # merges, the Forgetron's SV queries, NOGD's SV-SV kernels and LASVM's kernel rows of SVs
+    # sum over the compact columns' order (first appearance): equal to 1e-12
+    _compare(name, X, y, n_cols, exact=name not in ("bsgd-merge", "forgetron", "nogd", "lasvm"))
 
 
 @pytest.mark.parametrize("name", COMPARABLE)
