@@ -25,6 +25,7 @@ Usage::
     python tests/make_golden.py            # (re)write tests/golden/results.json
     python tests/make_golden.py --check    # same numbers as the file? (no write)
     python tests/make_golden.py --add-missing   # add newly registered learners' cases only
+    python tests/make_golden.py --add-missing --redo lasvm   # ... and build one learner's again
 
 Regenerate only when a change of results is intended (a bug fix, a new learner), and say so in
 the commit message: the file is the "before" state every later change is compared to.
@@ -380,13 +381,16 @@ def generate():
     return render(header, data, cases)
 
 
-def add_missing(path):
+def add_missing(path, redo=()):
     """The file's cases kept as they are, plus those of (learner, task) pairs registered since:
     built (dense or CSR by their place in the sorted list, as ``generate`` would) on the file's
     own inputs and checked at the scalar level like every case.  For a new learner on a machine
-    whose scalar libm differs from the one that made the file in cases already there."""
+    whose scalar libm differs from the one that made the file in cases already there.  The cases
+    of the learners named in ``redo`` are dropped first and built again (a learner whose numbers
+    changed on purpose)."""
     golden = load(path)
     data = load_inputs(golden)
+    golden["cases"] = [c for c in golden["cases"] if c["learner"] not in redo]
     have = {c["id"] for c in golden["cases"]}
     new = [build_case(i, name, task, data) for i, (name, task) in enumerate(registered_pairs())
            if case_id(name, task) not in have]
@@ -405,10 +409,12 @@ def main(argv=None):
                     help="do not write: report whether the file would change (exit 1 if it would)")
     ap.add_argument("--add-missing", action="store_true",
                     help="keep the file's cases, add those of newly registered learners (add_missing)")
+    ap.add_argument("--redo", action="append", default=[], metavar="LEARNER",
+                    help="with --add-missing: build this learner's cases again (repeatable)")
     args = ap.parse_args(argv)
     out = Path(args.output)
     if args.add_missing:
-        text, n_new = add_missing(out)
+        text, n_new = add_missing(out, tuple(args.redo))
         atomic_write(out, text)
         print(f"wrote {out}: {n_new} cases added")
         return 0

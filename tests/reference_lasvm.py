@@ -59,15 +59,38 @@ class LASVMRef:
             arr[s] = arr[last]
             setattr(self, name, arr[:last].copy())
 
+    def _set(self, s, a):
+        """alpha_s <- a, snapped onto a bound within TIE * C."""
+        for bound in (self._hi()[s], self._lo()[s]):
+            if abs(a - bound) <= TIE * self.C:
+                a = bound
+                break
+        self.a[s] = a
+
+    def _victim(self):
+        """The bound SV of largest y (g - b) when that exceeds 2, else the smallest |alpha|."""
+        a = np.abs(self.a)
+        viol = np.where(a == self.C, self.y * (self.g - self.b), -np.inf)
+        if viol.max() > 2.0:
+            w = viol.max()
+            return int(np.flatnonzero(viol >= w - TIE * (1 + w))[0])
+        m = a.min()
+        return int(np.flatnonzero(a <= m + TIE * (1 + m))[0])
+
     def _step(self, i, j, Ki, Kj):
         """Direction search on pair (i, j) with their kernel rows Ki, Kj over the slots."""
         eta = 2.0 - 2.0 * Ki[j]
         if eta < 1e-12:
             eta = 1e-12
         lam = (self.g[i] - self.g[j]) / eta
-        lam = min(lam, self._hi()[i] - self.a[i], self.a[j] - self._lo()[j])
-        self.a[i] += lam
-        self.a[j] -= lam
+        ri, rj = self._hi()[i] - self.a[i], self.a[j] - self._lo()[j]
+        clip = 0
+        if ri <= lam:
+            lam, clip = ri, 1
+        if rj <= lam:
+            lam, clip = rj, 2
+        self._set(i, self._hi()[i] if clip == 1 else self.a[i] + lam)
+        self._set(j, self._lo()[j] if clip == 2 else self.a[j] - lam)
         self.g -= lam * (Ki - Kj)
 
     def _bias(self):
@@ -99,15 +122,29 @@ class LASVMRef:
             if viol <= self.tau:
                 return
         if len(self.a) >= self.B:
-            m = np.abs(self.a).min()
-            v = int(np.flatnonzero(np.abs(self.a) <= m + TIE * (1 + m))[0])
+            v = self._victim()
             if self.a[v] != 0.0:
                 self.g += self.a[v] * self.srow(v)
                 gk += self.a[v] * kx[v]
             kx = kx.copy()
             kx[v] = kx[-1]
             kx = kx[:-1]
+            r = self.a[v]
             self._remove(v)
+            while r != 0.0:                   # keep sum alpha = 0: the coefficient goes on
+                u = self._imax() if r > 0 else self._imin()
+                if u < 0:
+                    break
+                room = (self._hi() if r > 0 else self._lo())[u] - self.a[u]
+                if abs(r) < abs(room):
+                    d = r
+                    self._set(u, self.a[u] + d)
+                else:
+                    d = room
+                    self._set(u, (self._hi() if r > 0 else self._lo())[u])
+                r -= d
+                self.g -= d * self.srow(u)
+                gk -= d * kx[u]
             partner = self._imin() if y > 0 else self._imax()
             if partner >= 0:
                 viol = (gk - self.g[partner]) if y > 0 else (self.g[partner] - gk)
