@@ -5,7 +5,8 @@ On ijcnn1 (ijcnn1 + ijcnn1.t, 141,691 rows) and cod-rna.tr (59,535 rows, feature
 and predicts each example before learning from it.  One point per configuration:
 
 * onlinekern, one thread: FAMILIES (FOGD also with the opt-in float32 map at D >= 1000), the
-  budgeted ones at a few B, and unbudgeted kernel OGD (hinge) over the whole stream;
+  budgeted ones at a few B (LASVM, the online SVM solver, among them), and unbudgeted kernel OGD
+  (hinge) over the whole stream;
 * the anchors a user would pick instead: scikit-learn ``RBFSampler`` / ``Nystroem`` +
   ``SGDClassifier(hinge)`` in chunks of 256 and per example (BLAS on ``--blas-threads``, 1);
   river ``RBFSampler | PAClassifier`` and ``| LogisticRegression`` per example (river draws its
@@ -67,6 +68,7 @@ FAMILIES = {
     "DualSGD": (ok.DualSGD, "budget", (250, 1000), {"loss": "hinge", "horizon": "@rows"}, {}),
     "kernel OGD": (ok.KernelOGD, None, (None,), {"loss": "hinge"}, {"eta": (0.2, 1.0)}),
     "SON": (ok.SON, "n_components", (400, 1000, 2000), {"loss": "hinge", "sketch_size": 40}, {"alpha": (0.1, 1.0)}),
+    "LASVM": (ok.LASVM, "budget", (250, 1000, 4000, 8000), {}, {"c": (1.0, 10.0)}),
 }
 SGD_CANDIDATES = ({"learning_rate": "optimal"},
                   {"learning_rate": "constant", "eta0": 0.01, "alpha": 1e-6},
@@ -482,7 +484,7 @@ def plot(results, path):
     fig, axes = plt.subplots(1, len(sets), figsize=(7 * len(sets), 6), squeeze=False)
     fams = list(dict.fromkeys(e["family"] for r in sets for e in r["points"].values()))
     mine = [f for f in fams if any(e["family"] == f and e["kind"] == "onlinekern" for r in sets for e in r["points"].values())]
-    colors = dict(zip(mine, plt.cm.tab10(np.arange(len(mine)) % 10)))
+    colors = dict(zip(mine, plt.cm.tab20(np.arange(len(mine)) % 20 * (1 if len(mine) > 10 else 2) % 20)))
     marks = dict(zip([f for f in fams if f not in colors], "sDv^P<>"))
     for ax, r in zip(axes[0], sets):
         for fam in fams:

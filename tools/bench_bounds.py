@@ -171,6 +171,21 @@ def model_kernel(name, case, st, p):
             c.mem("SV rows (merge)", uf * B * 8 * (d + C), cap * 8 * 2 * d)
             c.madd += uf * 2 * d                    # z = h x_m + (1 - h) x_n
             c.notes.append(f"golden-section {it} iterations per candidate (bracket [0,1], tol {tol:g}; 22 for [1,6])")
+    elif fam == "lasvm":
+        # the kernel rows of SVs the core computed (cache misses: a dense query over S each); per
+        # direction search the gradient update g -= lam (k_i - k_j) (2 madd, 3 arrays per SV); per
+        # working-pair scan the extremes over alpha, bounds, g (4 arrays) and the first-slot pass
+        # (3 arrays); the cleanup pass (alpha, y, g) once per example; the eviction scan per
+        # insertion at the budget
+        n = st["n"]
+        miss = (st["rows_asked"] - st["rows_hit"]) / n
+        kernel_pred(c, S, st, cap, C, dense_query=True, weight=miss, label="SV store (SV rows)")
+        srch, scans, S_avg = st["searches"] / n, st["scans"] / n, float(np.mean(S))
+        ws = cap * 8 * (5 + case["params"].get("cache_rows", 32))
+        c.madd += S_avg * (2 * srch + 2 * scans + 1) + uf * B * 2
+        c.mem("gradients, bounds, rows", S_avg * 8 * (3 * srch + 7 * scans + 3 + miss) + uf * B * 8 * 3, ws)
+        c.notes.append(f"per example: {miss:.2f} SV kernel rows computed ({st['rows_hit'] / max(st['rows_asked'], 1):.0%} "
+                       f"of those asked for cached), {srch:.2f} direction searches, {scans:.2f} pair scans")
     elif fam in ("projectron", "projectronpp"):
         # K^{-1} k_t from the upper triangle: S^2/2 elements, each a dot and an axpy term (S^2 madd),
         # read once (8 S^2 / 2 bytes); then alpha += tau d (S C).  Appends: the block formula
@@ -214,6 +229,21 @@ def model_feature(name, case, st, p):
             c.madd += u * (2 * D + nz * D)
             c.exp += u * nz
             c.mem("E", u * nz * D * 8, d * D * 8)
+    elif fam == "son":
+        # FOGD's map and scores; per update (h != 0) with k sketch rows (k ~ 1.5 m between shrinks,
+        # from m - 1 to 2m - 1): u = S z and v = z - S^T u (2 k F madd, S read twice), the new row
+        # and z.z (2F), the Cholesky row and solve (2 k^2), the weights' axpy (F C); per shrink
+        # (every ~m updates) the symmetric eigenproblem of order 2m priced at LAPACK's 9 n^3 and
+        # the rows recombined (m x 2m x F), u recomputed (m F)
+        D, m = case["params"]["n_components"], case["params"]["sketch_size"]
+        F, k = 2 * D, 1.5 * m
+        rf_features(c, st, D, C, d * D * 8)
+        c.madd += u * (2 * k * F + F * (2 + C) + 2 * k * k)
+        c.mem("sketch S", u * 2 * k * F * 8, 2 * m * F * 8)
+        sh = st["shrinks"] / st["n"]
+        c.madd += sh * (9 * (2 * m) ** 3 + m * 2 * m * F + m * F)
+        c.mem("sketch S", sh * 2 * 2 * m * F * 8, 2 * m * F * 8)
+        c.notes.append(f"{st['shrinks']:,} shrinks ({sh:.3f} per example), k taken as 1.5 m = {k:g}")
     elif fam == "nogd":
         B, k = case["params"]["budget"], st["rank"]
         n1, n = st["n1"], st["n"]
@@ -339,6 +369,13 @@ def cases():
         ("dualsgd-hinge", COD, "dualsgd", {"gamma": 1.0, "budget": 400, "horizon": "@rows", "n_components": 200},
          "B=400, D=200, γ=1, λ=2/T", "feature", None),
         ("fogd-hinge", COD, "fogd", {"n_components": 1600, "gamma": 1.0, "eta": 0.5}, "D̂=1600, γ=1, η=0.5", "feature", None),
+        # SON on FOGD's width (tools/bench.py --only second), the product's D and m
+        ("son-hinge", IJ, "son", {"n_components": 400, "sketch_size": 20, "gamma": 0.5}, "D=400, m=20, γ=0.5, α=0.1",
+         "feature", None),
+        # LASVM (no paper budget: the budgets of the anchors tool, its tuned width and C)
+        ("lasvm", IJ, "lasvm", {"gamma": 2.0, "c": 10.0, "budget": 1000}, "B=1000, γ=2, C=10", K, None),
+        ("lasvm", IJ, "lasvm", {"gamma": 2.0, "c": 10.0, "budget": 8000}, "B=8000, γ=2, C=10", K, None),
+        ("lasvm", COD, "lasvm", {"gamma": 1.0, "c": 10.0, "budget": 1000}, "B=1000, γ=1, C=10", K, None),
         ("sg", COD, "sg", {"task": "classification", "n_samples": 100}, "m=100, Fourier, γ=1/d", "sg", None),
     ]
     return [{"name": name, "data": data[0], "files": data[1], "family": fam, "params": params, "setting": setting,
@@ -348,7 +385,7 @@ def cases():
 MISTAKE = ("perceptron", "rbp", "forgetron", "projectron")
 #: Families run with preset="paper": averaged predictions (the product default of the mistake-driven
 #: learners) are not the scores their updates are decided on, and the DSG rows are the papers' B, F.
-PAPERS = MISTAKE + ("projectronpp", "bpas", "dsg", "udsg", "cdsg")
+PAPERS = MISTAKE + ("projectronpp", "bpas", "dsg", "udsg", "cdsg", "lasvm")
 
 
 def update_mask(case, f, y, res):
@@ -398,6 +435,11 @@ def stats(case, learner, X, y, res):
         st.update(n1=int(core.n1), rank=int(core.k) or int(core.kcap), switched=bool(core.switched), lazy=bool(core.lazy))
     if fam in ("dsg", "udsg", "cdsg"):
         st["m_max"] = int(ms.max() // (2 * core.F))
+    if fam == "son":
+        st["shrinks"] = int(core.n_shrinks)
+    if fam == "lasvm":
+        st.update(rows_asked=int(core.n_rows), rows_hit=int(core.n_hits), searches=int(core.n_searches),
+                  scans=int(core.n_scans))
     st["u"] = float(np.mean(st["upd"]))
     return st
 

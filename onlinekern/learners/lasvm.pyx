@@ -119,6 +119,8 @@ cdef class LASVMCore(KernelCore):
     cdef readonly Py_ssize_t budget
     cdef readonly int cache_rows
     cdef public long long n_rows, n_hits # kernel rows asked for, found in the cache
+    cdef public long long n_searches     # direction searches (each an O(|S|) gradient update)
+    cdef public long long n_scans        # working-pair scans (each two O(|S|) passes)
     cdef object bufs_
     cdef Py_ssize_t cap
     cdef double* g                       # cap: dual gradients
@@ -164,6 +166,7 @@ cdef class LASVMCore(KernelCore):
         j: the first slot s with alpha_s > A_s whose g_s is within TIE of the smallest (-1: none)."""
         cdef double e[2]
         cdef Py_ssize_t n = self.sv.n
+        self.n_scans += 1
         okla_extremes(self.sv.coef, self.lb, self.ub, self.g, n, e)
         i[0] = -1 if e[0] == -INFINITY else okla_first(self.sv.coef, self.ub, self.g, n,
                                                         e[0] - TIE * (1.0 + fabs(e[0])), 1)
@@ -277,6 +280,7 @@ cdef class LASVMCore(KernelCore):
     cdef void search(self, Py_ssize_t i, Py_ssize_t j, const double* ki, const double* kj) noexcept nogil:
         """The direction search on the pair (i, j) with their kernel rows."""
         cdef double eta = 2.0 - 2.0 * ki[j], lam
+        self.n_searches += 1
         cdef Py_ssize_t s
         if eta < 1e-12:
             eta = 1e-12
@@ -372,7 +376,7 @@ cdef class LASVMCore(KernelCore):
 
     cdef int process(self, const double* x, const int* idx, int nnz, double y, double gk) noexcept nogil:
         cdef Py_ssize_t partner, v, k, t
-        cdef double av, best
+        cdef double av
         cdef double* kv
         cdef double* kp
         partner = self.partner_of(y)
