@@ -46,6 +46,7 @@ from libc.math cimport fabs, INFINITY
 from libc.string cimport memcpy
 
 from onlinekern._core.support cimport KernelCore, sv_alpha, sv_set_alpha
+from onlinekern._core.vmath cimport ok_axpy
 
 cdef extern from *:
     """
@@ -328,7 +329,7 @@ cdef class LASVMCore(KernelCore):
         SV of largest gradient that can grow (r > 0; of smallest that can shrink, r < 0), up to
         its bound, then the next.  Of the moves that keep the sum, this loses the least dual
         objective to first order (the gradients are those without the removed SV)."""
-        cdef Py_ssize_t i, j, u, t
+        cdef Py_ssize_t i, j, u
         cdef double room, d
         cdef double* ku
         while r != 0.0:
@@ -347,8 +348,7 @@ cdef class LASVMCore(KernelCore):
             ku = self.row_of(u)
             if ku == NULL:
                 return -1
-            for t in range(self.sv.n):
-                self.g[t] -= d * ku[t]
+            ok_axpy(<int>self.sv.n, -d, ku, self.g)
             gk[0] -= d * self.kx[u]
         return 0
 
@@ -375,7 +375,7 @@ cdef class LASVMCore(KernelCore):
         return self.reprocess()
 
     cdef int process(self, const double* x, const int* idx, int nnz, double y, double gk) noexcept nogil:
-        cdef Py_ssize_t partner, v, k, t
+        cdef Py_ssize_t partner, v, k
         cdef double av
         cdef double* kv
         cdef double* kp
@@ -389,8 +389,7 @@ cdef class LASVMCore(KernelCore):
                 kv = self.row_of(v)
                 if kv == NULL:
                     return -1
-                for t in range(self.sv.n):
-                    self.g[t] += av * kv[t]
+                ok_axpy(<int>self.sv.n, av, kv, self.g)
                 gk += av * self.kx[v]
             self.drop(v)
             if av != 0.0 and self.absorb(av, &gk) != 0:
