@@ -32,6 +32,9 @@ CASES = [
     ("son-softmax", "multiclass", {"n_components": 16, "sketch_size": 2}),
     ("son-l2", "regression", {"n_components": 20, "sketch_size": 4}),
     ("lasvm", "binary", {"budget": 30, "c": 5.0}),
+    ("kons-hinge", "binary", {"budget": 25}),
+    ("kons-softmax", "multiclass", {"budget": 20}),
+    ("kons-l2", "regression", {"budget": 30, "restart": True}),
 ]
 
 

@@ -17,7 +17,8 @@ from onlinekern.registry import available_learners
 
 #: One registry name per support-vector learner family (KernelCore subclasses).
 SV_LEARNERS = ["perceptron", "ogd", "rbp", "forgetron", "projectron", "projectronpp", "bpas", "bsgd-removal",
-               "bsgd-merge", "bogd", "bogdpp", "nogd", "sg", "dualsgd", "lasvm"]
+               "bsgd-merge", "bogd", "bogdpp", "nogd", "sg", "dualsgd", "lasvm",
+               "kons"]
 #: DualSGD's random-feature part draws a frequency row per column index, so its scores change
 #: with the columns' numbering; its support-vector part is checked separately.
 COMPARABLE = [n for n in SV_LEARNERS if n != "dualsgd"]
