@@ -70,8 +70,11 @@ def test_the_factors_are_the_embedding_and_newton_matrices():
     L, LA, p = core.embedding_factor, core.newton_factor, core.probabilities
     np.testing.assert_allclose(L @ L.T, _rbf(S, S, 0.7) + 0.02 * np.diag(p), atol=1e-10)
     assert np.all(p > 0) and np.all(p <= 1)
-    A = LA @ LA.T          # alpha I plus a positive semi-definite sum
-    assert np.all(np.linalg.eigvalsh(A - 0.1 * np.eye(len(p))) > -1e-9)
+    # R R^T = P = L A L^T with A = alpha I plus a positive semi-definite sum of gradients
+    P = LA @ LA.T
+    assert np.all(np.linalg.eigvalsh(P - 0.1 * (L @ L.T)) > -1e-9)
+    A = np.linalg.solve(L, np.linalg.solve(L, P).T)
+    assert np.all(np.linalg.eigvalsh(A) >= 0.1 - 1e-8) and np.allclose(A, A.T, atol=1e-8)
     # the predictor is w^T z(x) = beta^T k_I(x) with beta the dual coefficients
     np.testing.assert_allclose(est.decision_function(X[:40]), _rbf(X[:40], S, 0.7) @ est.dual_coef_, atol=1e-10)
 

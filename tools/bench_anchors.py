@@ -69,6 +69,7 @@ FAMILIES = {
     "kernel OGD": (ok.KernelOGD, None, (None,), {"loss": "hinge"}, {"eta": (0.2, 1.0)}),
     "SON": (ok.SON, "n_components", (400, 1000, 2000), {"loss": "hinge", "sketch_size": 40}, {"alpha": (0.1, 1.0)}),
     "LASVM": (ok.LASVM, "budget", (250, 1000, 4000, 8000), {}, {"c": (1.0, 10.0)}),
+    "KONS": (ok.KONS, "budget", (100, 400, 1000), {"loss": "hinge"}, {"alpha": (0.01, 0.03, 0.1)}),
 }
 SGD_CANDIDATES = ({"learning_rate": "optimal"},
                   {"learning_rate": "constant", "eta0": 0.01, "alpha": 1e-6},

@@ -186,6 +186,17 @@ def model_kernel(name, case, st, p):
         c.mem("gradients, bounds, rows", S_avg * 8 * (3 * srch + 7 * scans + 3 + miss) + uf * B * 8 * 3, ws)
         c.notes.append(f"per example: {miss:.2f} SV kernel rows computed ({st['rows_hit'] / max(st['rows_asked'], 1):.0%} "
                        f"of those asked for cached), {srch:.2f} direction searches, {scans:.2f} pair scans")
+    elif fam == "kons":
+        # per update (h != 0) over the S landmarks present: the rank-one update of R (P's Cholesky
+        # factor, S^2/2 entries) fused with the forward substitution -- 4 madd per entry, R read and
+        # written -- then the backward substitution (S^2/2 madd, R read again), beta -= h v (S C);
+        # while the dictionary can grow (S < B) also z = L^{-1} k (S^2/2 madd, L read once)
+        grow = upd & (S < B - 0.5)
+        S2 = np.mean(np.where(upd, S.astype(float) ** 2, 0.0))
+        G2 = np.mean(np.where(grow, S.astype(float) ** 2, 0.0))
+        Su = np.mean(np.where(upd, S.astype(float), 0.0))
+        c.madd += 2.5 * S2 + 0.5 * G2 + Su * (C + 1)
+        c.mem("factor R (+ L while growing)", 8 * S2 / 2 * 3 + 8 * G2 / 2, 2 * 8 * cap * (cap + 1) / 2)
     elif fam in ("projectron", "projectronpp"):
         # K^{-1} k_t from the upper triangle: S^2/2 elements, each a dot and an axpy term (S^2 madd),
         # read once (8 S^2 / 2 bytes); then alpha += tau d (S C).  Appends: the block formula
@@ -376,6 +387,9 @@ def cases():
         ("lasvm", IJ, "lasvm", {"gamma": 2.0, "c": 10.0, "budget": 1000}, "B=1000, γ=2, C=10", K, None),
         ("lasvm", IJ, "lasvm", {"gamma": 2.0, "c": 10.0, "budget": 8000}, "B=8000, γ=2, C=10", K, None),
         ("lasvm", COD, "lasvm", {"gamma": 1.0, "c": 10.0, "budget": 1000}, "B=1000, γ=1, C=10", K, None),
+        # KONS at the product's B, alpha, eta (the anchors' width)
+        ("kons-hinge", IJ, "kons", {"gamma": 2.0, "budget": 400}, "B=400, γ=2, α=0.03, η=0.3", K, None),
+        ("kons-hinge", COD, "kons", {"gamma": 1.0, "budget": 400}, "B=400, γ=1, α=0.03, η=0.3", K, None),
         ("sg", COD, "sg", {"task": "classification", "n_samples": 100}, "m=100, Fourier, γ=1/d", "sg", None),
     ]
     return [{"name": name, "data": data[0], "files": data[1], "family": fam, "params": params, "setting": setting,

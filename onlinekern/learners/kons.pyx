@@ -16,14 +16,20 @@ embedding z(x) = L^{-1} k_I(x), L L^T = K_I + mu diag(p) (Cholesky).  For exampl
    zero coefficient (f unchanged); with restart (the paper's PROS-N-KONS) beta = 0 and A = alpha I
    instead, and the step ends;
 3. Online Newton step in the embedding (the example's own gradient included, as SON):
-   A <- A + eta ||h||^2 z z^T,  v = A^{-1} z,  w_c <- w_c - h_c v, i.e. beta_c <- beta_c - h_c L^{-T} v.
+   A <- A + eta ||h||^2 z z^T,  w_c <- w_c - h_c A^{-1} z.
 
-A is kept as its Cholesky factor (a rank-one update per step, column-major so every inner loop
-runs over contiguous memory); L grows one row per landmark and its old rows never change, so the
-coordinates of the embedding, w, A and beta carry over when a landmark joins (CON-KONS's
-continuation without a re-projection).  Cost per example: the kernel row (O(j d)); on a step with
-h != 0, the two triangular solves with L (j^2 / 2 madd each), the update of A's factor (~j^2) and
-the solve with it (j^2).  Memory: the landmarks plus two j x j factors (B^2 doubles each).
+Computed in the landmarks' coordinates: with P = L A L^T, beta_c <- beta_c - h_c P^{-1} k_I(x) and
+P <- P + eta ||h||^2 k k^T (L z = k), so a step needs neither z nor L: only the Cholesky factor R of
+P (lower, columns packed so each column's pass is one contiguous stream), updated by the rotations
+of a rank-one update fused with the forward substitution, then one backward substitution.  When a
+landmark joins, A gains the diagonal entry alpha and R the row R^T c, c = L^{-T} z, with diagonal
+sqrt(alpha) sqrt(r + mu p); a restart sets R = sqrt(alpha) L.  L is needed only while the
+dictionary can still grow (the leverage test: z = L^{-1} k, j^2 / 2); it gains one row per landmark
+and its old rows never change, so the embedding's coordinates, w, A and beta carry over when a
+landmark joins (CON-KONS's continuation without a re-projection).  Cost per example: the kernel row
+(O(j d)); on a step with h != 0, about 2.5 j^2 multiply-adds over R's j^2 / 2 entries (read twice,
+written once), plus z (j^2 / 2 over L's) while j < B.  Memory: the landmarks plus two packed
+triangles of B (B + 1) / 2 doubles.
 
 What the papers leave open, and the choices (docstring of KONS): the embedding's matrix is
 Cholesky of K_I + mu diag(p) (KORS's weighted dictionary, not an eigendecomposition of K_I); only
@@ -43,8 +49,115 @@ from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 from onlinekern.params import AUTO_BUDGET
 from onlinekern.seeding import CHOICE
 
+cdef extern from *:
+    """
+    #include "ok_vmath.h"
+    /* One column of the rank-one Cholesky update fused with the forward substitution:
+     * t = (col + s xw) ic; col = t; xw = cc xw - s t; v -= vk t. */
+    OK_MULTI(void, okk_rotate, (double *restrict col, double *restrict xw, double *restrict v, Py_ssize_t n,
+                                double s, double cc, double ic, double vk), (col, xw, v, n, s, cc, ic, vk),
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double t = (col[i] + s * xw[i]) * ic;
+            col[i] = t;
+            xw[i] = cc * xw[i] - s * t;
+            v[i] = v[i] - vk * t;
+        })
+    /* Two consecutive columns in one pass (xw and v loaded and stored once for both): the same
+     * operations in the same order as okk_rotate on column k, then on column k + 1. */
+    OK_MULTI(void, okk_rotate2, (double *restrict c0, double *restrict c1, double *restrict xw, double *restrict v,
+                                 Py_ssize_t n, double s0, double cc0, double ic0, double vk0, double s1, double cc1,
+                                 double ic1, double vk1),
+             (c0, c1, xw, v, n, s0, cc0, ic0, vk0, s1, cc1, ic1, vk1),
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double t0 = (c0[i] + s0 * xw[i]) * ic0, x, w, t1;
+            c0[i] = t0;
+            x = cc0 * xw[i] - s0 * t0;
+            w = v[i] - vk0 * t0;
+            t1 = (c1[i] + s1 * x) * ic1;
+            c1[i] = t1;
+            xw[i] = cc1 * x - s1 * t1;
+            v[i] = w - vk1 * t1;
+        })
+    """
+    void okk_rotate(double* col, double* xw, double* v, Py_ssize_t n, double s, double cc, double ic,
+                    double vk) noexcept nogil
+    void okk_rotate2(double* c0, double* c1, double* xw, double* v, Py_ssize_t n, double s0, double cc0, double ic0,
+                     double vk0, double s1, double cc1, double ic1, double vk1) noexcept nogil
+
+
 # a landmark joins only if its pivot sqrt(r + mu p) squared exceeds this (duplicates of landmarks)
 cdef double PIVOT_FLOOR = 1e-12
+
+
+cdef inline Py_ssize_t col_at(Py_ssize_t B, Py_ssize_t k) noexcept nogil:
+    """Offset of column k (its diagonal) in the column-packed factor of capacity B: column k holds
+    rows k..B-1, so a full dictionary's factor is one contiguous stream."""
+    return k * B - k * (k - 1) // 2
+
+
+cdef inline Py_ssize_t row_at(Py_ssize_t i) noexcept nogil:
+    """Offset of row i in the row-packed lower triangle (rows 0..i-1 before it)."""
+    return i * (i + 1) // 2
+
+
+cdef inline void rotation(double* col, double* xw, double* v, Py_ssize_t k, double* s, double* cc, double* ic,
+                          double* vk) noexcept nogil:
+    """The rotation of column k of a rank-one Cholesky update (its diagonal col[k] and xw[k]), and
+    the forward substitution's v[k] with the updated diagonal."""
+    cdef double lkk = col[k], xk = xw[k], rr
+    rr = sqrt(lkk * lkk + xk * xk)
+    cc[0] = rr / lkk
+    s[0] = xk / lkk
+    ic[0] = 1.0 / cc[0]
+    col[k] = rr
+    vk[0] = v[k] / rr
+    v[k] = vk[0]
+
+
+cdef void newton_solve(double* LA, Py_ssize_t B, Py_ssize_t j, double a, const double* z, double* xw,
+                       double* v) noexcept nogil:
+    """Update the column-packed Cholesky factor LA of A to the factor of A + a^2 z z^T (one pass
+    over each column: the rotations of the rank-one update) and leave A^{-1} z in v: the forward
+    substitution runs in the same pass, on each column as soon as it is updated, and the backward
+    one is a dot with each column.  The column's pass is okk_rotate, compiled per SIMD level
+    (element-wise, no contraction: the same bits at every level)."""
+    cdef Py_ssize_t i, k = 0
+    cdef double* col
+    cdef double* col1
+    cdef double s, cc, ic, vk, s1, cc1, ic1, vk1, t
+    for i in range(j):
+        xw[i] = a * z[i]
+        v[i] = z[i]
+    while k + 1 < j:                             # columns k and k + 1 together
+        col = LA + col_at(B, k) - k              # col[k] is the diagonal, col[i] row i
+        col1 = LA + col_at(B, k + 1) - k - 1
+        rotation(col, xw, v, k, &s, &cc, &ic, &vk)
+        t = (col[k + 1] + s * xw[k + 1]) * ic    # column k's entry in row k + 1, as okk_rotate
+        col[k + 1] = t
+        xw[k + 1] = cc * xw[k + 1] - s * t
+        v[k + 1] = v[k + 1] - vk * t
+        rotation(col1, xw, v, k + 1, &s1, &cc1, &ic1, &vk1)
+        okk_rotate2(col + k + 2, col1 + k + 2, xw + k + 2, v + k + 2, j - k - 2, s, cc, ic, vk, s1, cc1, ic1, vk1)
+        k += 2
+    if k < j:
+        col = LA + col_at(B, k) - k
+        rotation(col, xw, v, k, &s, &cc, &ic, &vk)
+        okk_rotate(col + k + 1, xw + k + 1, v + k + 1, j - k - 1, s, cc, ic, vk)
+    k = j - 1
+    while k >= 0:
+        col = LA + col_at(B, k) - k
+        v[k] = (v[k] - ok_dot(col + k + 1, v + k + 1, <int>(j - k - 1))) / col[k]
+        k -= 1
+
+
+cdef void lower_transpose_solve(const double* L, Py_ssize_t j, double* v) noexcept nogil:
+    """v <- L^{-T} v for the row-packed lower-triangular L (backward substitution by rows of L)."""
+    cdef Py_ssize_t k = j - 1
+    while k >= 0:
+        v[k] = v[k] / L[row_at(k) + k]
+        if k > 0:
+            ok_axpy(<int>k, -v[k], L + row_at(k), v)
+        k -= 1
 
 
 cdef class KONSCore(KernelCore):
@@ -55,10 +168,11 @@ cdef class KONSCore(KernelCore):
     cdef readonly int B
     cdef readonly long long n_added, n_restarts
     cdef object bufs_
-    cdef double* LK                     # B x B row-major: L, L L^T = K_I + mu diag(p)
-    cdef double* LA                     # B x B column-major (LA[c * B + r], r >= c): A's factor
+    cdef double* LK                     # L, L L^T = K_I + mu diag(p): lower, rows packed (row_at)
+    cdef double* R                      # Cholesky factor of P = L A L^T: lower, columns packed (col_at)
     cdef double* pw                     # B: sampling probability of each landmark
-    cdef double* z                      # B: the embedding of the example
+    cdef double* z                      # B: the embedding of the example, then L^{-T} z
+    cdef double* kx                     # B: k_I(x) over the landmarks (the new one included)
     cdef double* v                      # B: A^{-1} z, then L^{-T} A^{-1} z
     cdef double* xw                     # B: the rank-one update's vector
 
@@ -70,32 +184,32 @@ cdef class KONSCore(KernelCore):
         self.alpha, self.eta, self.mu, self.oversample, self.restart = alpha, eta, mu, oversample, restart
         self.rng = RandomStream(seed, CHOICE, state=state)
         B = budget
-        self.bufs_ = (np.zeros(B * B), np.zeros(B * B), np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B))
+        T = B * (B + 1) // 2
+        self.bufs_ = (np.zeros(T), np.zeros(T), np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B))
         cdef double[::1] a = self.bufs_[0], b = self.bufs_[1], c = self.bufs_[2], d = self.bufs_[3]
-        cdef double[::1] e = self.bufs_[4], f = self.bufs_[5]
-        self.LK, self.LA, self.pw, self.z, self.v, self.xw = &a[0], &b[0], &c[0], &d[0], &e[0], &f[0]
+        cdef double[::1] e = self.bufs_[4], f = self.bufs_[5], h = self.bufs_[6]
+        self.LK, self.R, self.pw, self.z, self.v, self.xw, self.kx = &a[0], &b[0], &c[0], &d[0], &e[0], &f[0], &h[0]
         self.n_added = 0
         self.n_restarts = 0
 
     cdef void _reset(self, Py_ssize_t j) noexcept nogil:
-        """PROS-N-KONS's restart: w = 0 (beta = 0) and A = alpha I."""
-        cdef Py_ssize_t i
-        cdef int c
+        """PROS-N-KONS's restart: w = 0 (beta = 0) and A = alpha I, so P = alpha L L^T and
+        R = sqrt(alpha) L."""
+        cdef Py_ssize_t i, m
         cdef double s = sqrt(self.alpha)
         cdef double* coef = self.sv.coef
         for i in range(j * self.n_outputs):
             coef[i] = 0.0
         for i in range(j):
-            memset(self.LA + i * self.B, 0, j * sizeof(double))
-            self.LA[i * self.B + i] = s
+            for m in range(i + 1):
+                self.R[col_at(self.B, m) + i - m] = s * self.LK[row_at(i) + m]
         self.n_restarts += 1
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* g = self.grad_buf
         cdef int C = self.n_outputs, c
-        cdef Py_ssize_t j = self.sv.n, i, k, B = self.B
-        cdef double hn2 = 0.0, r, p, piv, a, lkk, rr, cc, s, ic
-        cdef double* col
+        cdef Py_ssize_t j = self.sv.n, i, m, B = self.B
+        cdef double hn2 = 0.0, r, p, piv, a
         cdef double* coef
         self.kernel_scores(x, idx, nnz, out)
         self.loss.grad(out, y, C, g)
@@ -103,11 +217,13 @@ cdef class KONSCore(KernelCore):
             hn2 = hn2 + g[c] * g[c]
         if hn2 == 0.0:
             return 0
-        # z = L^{-1} k_I(x) (rows of L are contiguous)
         for i in range(j):
-            self.z[i] = (self.sv.k[i] - ok_dot(self.LK + i * B, self.z, i)) / self.LK[i * B + i]
+            self.kx[i] = self.sv.k[i]
         if j < B:
-            r = 1.0 - ok_dot(self.z, self.z, j)
+            # z = L^{-1} k_I(x) (rows of L are contiguous); r = k(x, x) - ||z||^2
+            for i in range(j):
+                self.z[i] = (self.kx[i] - ok_dot(self.LK + row_at(i), self.z, <int>i)) / self.LK[row_at(i) + i]
+            r = 1.0 - ok_dot(self.z, self.z, <int>j)
             p = 0.0
             if r > 0.0:
                 p = self.oversample * r / self.mu
@@ -119,53 +235,26 @@ cdef class KONSCore(KernelCore):
                 if self.sv.append(x, idx, nnz, self.xsq, self.xw) < 0:
                     return -1
                 piv = sqrt(r + self.mu * p)
+                # P gains the row and column of the new coordinate (A's new diagonal alpha): with
+                # c = L^{-T} z, P's new row is P c and its diagonal c^T P c + alpha piv^2, so R's
+                # new row is R^T c and its diagonal sqrt(alpha) piv
                 for i in range(j):
-                    self.LK[j * B + i] = self.z[i]
-                    self.LA[i * B + j] = 0.0
-                self.LK[j * B + j] = piv
-                self.LA[j * B + j] = sqrt(self.alpha)
+                    self.LK[row_at(j) + i] = self.z[i]          # L gains the row [z^T, piv]
+                self.LK[row_at(j) + j] = piv
+                lower_transpose_solve(self.LK, j, self.z)       # z <- c = L^{-T} z (old rows)
+                for m in range(j):
+                    self.R[col_at(B, m) + j - m] = ok_dot(self.R + col_at(B, m), self.z + m, <int>(j - m))
+                self.R[col_at(B, j)] = sqrt(self.alpha) * piv
                 self.pw[j] = p
-                self.z[j] = r / piv
+                self.kx[j] = 1.0                     # k(x, x)
                 j += 1
                 self.n_added += 1
                 if self.restart:
                     self._reset(j)
                     return 0
-        # A <- A + eta hn2 z z^T: rank-one update of its Cholesky factor, column by column
+        # P <- P + eta hn2 k k^T (A <- A + eta hn2 z z^T) and v = P^{-1} k_I(x) = L^{-T} A^{-1} z
         a = sqrt(self.eta * hn2)
-        for i in range(j):
-            self.xw[i] = a * self.z[i]
-        for k in range(j):
-            col = self.LA + k * B
-            lkk = col[k]
-            rr = sqrt(lkk * lkk + self.xw[k] * self.xw[k])
-            cc = rr / lkk
-            s = self.xw[k] / lkk
-            ic = 1.0 / cc
-            col[k] = rr
-            for i in range(k + 1, j):
-                col[i] = (col[i] + s * self.xw[i]) * ic
-                self.xw[i] = cc * self.xw[i] - s * col[i]
-        # v = A^{-1} z: forward (column-oriented) then backward (dots with the columns)
-        for i in range(j):
-            self.v[i] = self.z[i]
-        for k in range(j):
-            col = self.LA + k * B
-            self.v[k] = self.v[k] / col[k]
-            if k + 1 < j:
-                ok_axpy(<int>(j - k - 1), -self.v[k], col + k + 1, self.v + k + 1)
-        k = j - 1
-        while k >= 0:
-            col = self.LA + k * B
-            self.v[k] = (self.v[k] - ok_dot(col + k + 1, self.v + k + 1, <int>(j - k - 1))) / col[k]
-            k -= 1
-        # v <- L^{-T} v (rows of L: column-oriented backward substitution)
-        k = j - 1
-        while k >= 0:
-            self.v[k] = self.v[k] / self.LK[k * B + k]
-            if k > 0:
-                ok_axpy(<int>k, -self.v[k], self.LK + k * B, self.v)
-            k -= 1
+        newton_solve(self.R, B, j, a, self.kx, self.xw, self.v)
         # beta_c -= h_c v
         coef = self.sv.coef
         for i in range(j):
@@ -180,13 +269,27 @@ cdef class KONSCore(KernelCore):
     def embedding_factor(self):
         """L (j x j, lower): L L^T = K_I + mu diag(p), z(x) = L^{-1} k_I(x)."""
         j = self.sv.n
-        return np.array(self.bufs_[0]).reshape(self.B, self.B)[:j, :j].copy()
+        r, c = np.tril_indices(j)
+        out = np.zeros((j, j))
+        out[r, c] = np.asarray(self.bufs_[0])[r * (r + 1) // 2 + c]
+        return out
 
     @property
     def newton_factor(self):
-        """The Cholesky factor of A (j x j, lower)."""
+        """R (j x j, lower): the Cholesky factor of P = L A L^T = alpha (K_I + mu diag(p)) +
+        eta sum ||h||^2 k_I(x) k_I(x)^T (A in the landmarks' coordinates)."""
         j = self.sv.n
-        return np.array(self.bufs_[1]).reshape(self.B, self.B)[:j, :j].T.copy()
+        return self._unpack_columns(np.asarray(self.bufs_[1]), j)
+
+    def _columns_index(self, j):
+        r, c = np.tril_indices(j)
+        return r, c, c * self.B - c * (c - 1) // 2 + (r - c)
+
+    def _unpack_columns(self, buf, j):
+        r, c, at = self._columns_index(j)
+        out = np.zeros((j, j))
+        out[r, c] = buf[at]
+        return out
 
     @property
     def probabilities(self):
@@ -198,7 +301,7 @@ cdef class KONSCore(KernelCore):
         st.update(alpha=self.alpha, eta=self.eta, mu=self.mu, oversample=self.oversample,
                   restart=int(self.restart), budget=int(self.B), loss=self.loss.spec, rng=self.rng.state,
                   n_added=int(self.n_added), n_restarts=int(self.n_restarts), LK=self.embedding_factor,
-                  LA=self.newton_factor, p=self.probabilities)
+                  R=self.newton_factor, p=self.probabilities)
         return st
 
     def set_state(self, st):
@@ -210,13 +313,14 @@ cdef class KONSCore(KernelCore):
                          bool(st["restart"]), 0, st["rng"])
         self.loss = task_loss(st["loss"], self.task)
         j = self.sv.n
-        LK, LA, p = (np.asarray(st[k], dtype=np.float64) for k in ("LK", "LA", "p"))
-        if LK.shape != (j, j) or LA.shape != (j, j) or p.shape != (j,):
+        LK, R, p = (np.asarray(st[k], dtype=np.float64) for k in ("LK", "R", "p"))
+        if LK.shape != (j, j) or R.shape != (j, j) or p.shape != (j,):
             raise ValueError("KONS state: factors do not match the landmarks")
-        if j and (np.any(np.diag(LK) <= 0) or np.any(np.diag(LA) <= 0)):
+        if j and (np.any(np.diag(LK) <= 0) or np.any(np.diag(R) <= 0)):
             raise ValueError("KONS state: factors must have a positive diagonal")
-        self.bufs_[0].reshape(budget, budget)[:j, :j] = np.tril(LK)
-        self.bufs_[1].reshape(budget, budget)[:j, :j] = np.tril(LA).T
+        r, c, at = self._columns_index(j)
+        self.bufs_[0][r * (r + 1) // 2 + c] = LK[r, c]
+        self.bufs_[1][at] = R[r, c]
         self.bufs_[2][:j] = p
         self.n_added, self.n_restarts = int(st["n_added"]), int(st["n_restarts"])
 
