@@ -37,8 +37,7 @@ points with a non-zero gradient are offered to the dictionary; the projection on
 is not applied; multiclass shares one A through ||h||^2 (as SON).
 """
 from libc.math cimport sqrt
-from libc.string cimport memset
-from onlinekern._core.support cimport KernelCore, sv_alpha
+from onlinekern._core.support cimport KernelCore
 from onlinekern._core.losses cimport TaskLoss
 from onlinekern._core.rng cimport RandomStream
 from onlinekern._core.vmath cimport ok_dot, ok_axpy
@@ -114,10 +113,10 @@ cdef inline void rotation(double* col, double* xw, double* v, Py_ssize_t k, doub
     v[k] = vk[0]
 
 
-cdef void newton_solve(double* LA, Py_ssize_t B, Py_ssize_t j, double a, const double* z, double* xw,
+cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const double* z, double* xw,
                        double* v) noexcept nogil:
-    """Update the column-packed Cholesky factor LA of A to the factor of A + a^2 z z^T (one pass
-    over each column: the rotations of the rank-one update) and leave A^{-1} z in v: the forward
+    """Update the column-packed Cholesky factor R of P to the factor of P + a^2 z z^T (one pass
+    over each column: the rotations of the rank-one update) and leave P^{-1} z in v: the forward
     substitution runs in the same pass, on each column as soon as it is updated, and the backward
     one is a dot with each column.  The column's pass is okk_rotate, compiled per SIMD level
     (element-wise, no contraction: the same bits at every level)."""
@@ -129,8 +128,8 @@ cdef void newton_solve(double* LA, Py_ssize_t B, Py_ssize_t j, double a, const d
         xw[i] = a * z[i]
         v[i] = z[i]
     while k + 1 < j:                             # columns k and k + 1 together
-        col = LA + col_at(B, k) - k              # col[k] is the diagonal, col[i] row i
-        col1 = LA + col_at(B, k + 1) - k - 1
+        col = R + col_at(B, k) - k              # col[k] is the diagonal, col[i] row i
+        col1 = R + col_at(B, k + 1) - k - 1
         rotation(col, xw, v, k, &s, &cc, &ic, &vk)
         t = (col[k + 1] + s * xw[k + 1]) * ic    # column k's entry in row k + 1, as okk_rotate
         col[k + 1] = t
@@ -140,12 +139,12 @@ cdef void newton_solve(double* LA, Py_ssize_t B, Py_ssize_t j, double a, const d
         okk_rotate2(col + k + 2, col1 + k + 2, xw + k + 2, v + k + 2, j - k - 2, s, cc, ic, vk, s1, cc1, ic1, vk1)
         k += 2
     if k < j:
-        col = LA + col_at(B, k) - k
+        col = R + col_at(B, k) - k
         rotation(col, xw, v, k, &s, &cc, &ic, &vk)
         okk_rotate(col + k + 1, xw + k + 1, v + k + 1, j - k - 1, s, cc, ic, vk)
     k = j - 1
     while k >= 0:
-        col = LA + col_at(B, k) - k
+        col = R + col_at(B, k) - k
         v[k] = (v[k] - ok_dot(col + k + 1, v + k + 1, <int>(j - k - 1))) / col[k]
         k -= 1
 
@@ -173,7 +172,7 @@ cdef class KONSCore(KernelCore):
     cdef double* pw                     # B: sampling probability of each landmark
     cdef double* z                      # B: the embedding of the example, then L^{-T} z
     cdef double* kx                     # B: k_I(x) over the landmarks (the new one included)
-    cdef double* v                      # B: A^{-1} z, then L^{-T} A^{-1} z
+    cdef double* v                      # B: P^{-1} k_I(x) (= L^{-T} A^{-1} z)
     cdef double* xw                     # B: the rank-one update's vector
 
     def _setup_kons(self, int budget, double alpha, double eta, double mu, double oversample, bint restart,
