@@ -53,6 +53,33 @@ def test_binary_hinge_matches_the_numpy_twin(m):
     assert est.core_.sketch.shape[0] < 2 * m
 
 
+def test_larger_sketch_matches_the_numpy_twin():
+    # 2m = 24 rows: the eigensolver (Householder + implicit QL, include/ok_sketch.h) on a larger
+    # Gram matrix than above, against numpy.linalg.eigh in the twin
+    X, y, _ = _data(n=400, seed=7)
+    est = ok.SON(n_components=40, sketch_size=12, gamma=0.4, alpha=0.5, eta=2.0, preset="paper", seed=1)
+    res = ok.run_online(est, X, y)
+    Z = est.feature_map_.transform(X)
+    scores, w = son_reference(Z, y, 0.5, 2.0, 12, lambda f, t: -t if t * f[0] < 1.0 else 0.0)
+    np.testing.assert_allclose(est.core_.weights, w, rtol=1e-9, atol=1e-11)
+    assert res.n_mistakes == int(np.sum(scores[:, 0] * y <= 0))
+    assert est.n_shrinks_ > 3
+    assert est.core_.sketch.shape[0] < 24
+
+
+def test_duplicate_rows_match_the_numpy_twin():
+    # a stream of 7 points repeated in turn (squared loss: every example updates): the 2m = 10
+    # sketch rows span at most 7 directions, so S S^T has a repeated zero eigenvalue at each shrink
+    X, _, t = _data(n=7, seed=4)
+    X, t = np.tile(X, (30, 1)), np.tile(t, 30)
+    est = ok.SON(n_components=12, sketch_size=5, gamma=0.5, alpha=0.3, eta=1.0, loss="l2", preset="paper", seed=2)
+    est.fit(X, t)
+    Z = est.feature_map_.transform(X)
+    _, w = son_reference(Z, t, 0.3, 1.0, 5, lambda f, yy: f[0] - yy)
+    np.testing.assert_allclose(est.core_.weights, w, rtol=1e-9, atol=1e-11)
+    assert est.n_shrinks_ > 10
+
+
 def test_regression_squared_loss_matches_the_numpy_twin():
     X, _, t = _data(seed=1)
     est = ok.SON(n_components=20, sketch_size=4, gamma=0.5, alpha=1.0, eta=1.0, loss="l2", preset="paper", seed=2)

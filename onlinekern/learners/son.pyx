@@ -21,13 +21,14 @@ Multiclass (not in the paper): g_c = h_c z for every class shares one sketch of 
 sqrt(eta) ||h|| z (A approximates sum_c g_c g_c^T = ||h||^2 z z^T on each class's block), so
 A^{-1} z is computed once and w_c -= h_c A^{-1} z.  Binary and regression (C = 1) are the paper's
 update exactly.  Cost per example: FOGD's map, 2 k F for S z and S^T c, O(k^2) for the solve,
-and every m examples an eigen-decomposition of a 2m x 2m matrix (Jacobi) and a 2m x F product.
+and every m examples an eigen-decomposition of a 2m x 2m matrix (Householder tridiagonalisation
+and implicit QL, include/ok_sketch.h) and a (m - 1) x 2m x F product.
 """
 from libc.math cimport sqrt, NAN
 from onlinekern._core.features cimport FeatureCore
 from onlinekern._core.losses cimport TaskLoss
-from onlinekern._core.vmath cimport ok_dot, ok_axpy
-from libc.string cimport memcpy
+from onlinekern._core.vmath cimport ok_dot, ok_project
+from libc.string cimport memcpy, memset
 
 import numpy as np
 from onlinekern.base import FeatureLearner, check_positive, check_positive_int
@@ -37,6 +38,7 @@ cdef extern from "ok_sketch.h" nogil:
     int ok_chol_append(double* L, int ld, int k, const double* b, double d)
     void ok_chol_solve(const double* L, int ld, int k, const double* u, double* c)
     void ok_sym_eig(double* A, int n, int ld, double* w, double* V, int* order, double* tmp)
+    void ok_fd_combine(int F, int n, int kept, const double* C, int ldc, const double* S, double* R)
 
 
 cdef class SONCore(FeatureCore):
@@ -46,31 +48,35 @@ cdef class SONCore(FeatureCore):
     cdef readonly int k                 # rows held
     cdef public long long n_shrinks
     cdef object bufs_                   # numpy buffers below, kept alive
-    cdef double* S                      # 2m x F: the sketch rows
+    cdef double* S                      # (2m + 1) x F: the sketch rows, then z for the solve
     cdef double* G                      # 2m x 2m: S S^T
     cdef double* L                      # 2m x 2m: Cholesky factor of alpha I + G
     cdef double* u                      # 2m: S z, then (alpha I + G)^{-1} S z
-    cdef double* v                      # F: A^{-1} z
-    cdef double* ework                  # eigen-decomposition scratch: A, V (2m x 2m), w, tmp (2m)
-    cdef int* order
+    cdef double* v                      # F: alpha A^{-1} z
+    cdef double* ework                  # eigen-decomposition scratch: A, V (2m x 2m), w, tmp (2m);
+                                        # between shrinks, the solve's 2m coefficients
+    cdef double* R                      # m x F: the shrink's new rows, before they go back to S
+    cdef int* order                     # 2m: ok_sym_eig's scratch, and the solve's row indices
 
     def _setup_sketch(self, int m, double alpha, double eta):
         if m < 1:
             raise ValueError(f"sketch_size must be >= 1, got {m}")
         self.m, self.alpha, self.eta = m, alpha, eta
         cdef int n2 = 2 * m
-        self.bufs_ = (np.zeros((n2, self.F2)), np.zeros((n2, n2)), np.zeros((n2, n2)), np.zeros(n2),
-                      np.zeros(self.F2), np.zeros(2 * n2 * n2 + 2 * n2), np.zeros(n2, dtype=np.intc))
+        self.bufs_ = (np.zeros((n2 + 1, self.F2)), np.zeros((n2, n2)), np.zeros((n2, n2)), np.zeros(n2),
+                      np.zeros(self.F2), np.zeros(2 * n2 * n2 + 2 * n2), np.zeros(n2, dtype=np.intc),
+                      np.zeros((m, self.F2)))
         self._bind()
         self.k = 0
         self.n_shrinks = 0
 
     def _bind(self):
         cdef double[:, ::1] s = self.bufs_[0], g = self.bufs_[1], l = self.bufs_[2]
+        cdef double[:, ::1] r = self.bufs_[7]
         cdef double[::1] u = self.bufs_[3], v = self.bufs_[4], e = self.bufs_[5]
         cdef int[::1] o = self.bufs_[6]
-        self.S, self.G, self.L, self.u, self.v, self.ework, self.order = \
-            &s[0, 0], &g[0, 0], &l[0, 0], &u[0], &v[0], &e[0], &o[0]
+        self.S, self.G, self.L, self.u, self.v, self.ework, self.order, self.R = \
+            &s[0, 0], &g[0, 0], &l[0, 0], &u[0], &v[0], &e[0], &o[0], &r[0, 0]
 
     cdef int predict_row(self, const double* x, const int* idx, int nnz, double* out) noexcept nogil:
         self.fmap.features(x, idx, nnz, NULL)
@@ -80,12 +86,12 @@ cdef class SONCore(FeatureCore):
     cdef void _shrink(self) noexcept nogil:
         """Frequent Directions on the 2m rows held: S <- diag(sqrt(max(lambda_i - lambda_m, 0)))
         V^T, V^T = diag(lambda)^{-1/2} U^T S from G = U diag(lambda) U^T; G and L become diagonal."""
-        cdef int n2 = 2 * self.m, F = self.F2, i, j, r, kept = 0
+        cdef int n2 = 2 * self.m, F = self.F2, i, r, kept = 0
         cdef double* A = self.ework
         cdef double* U = self.ework + n2 * n2
         cdef double* lam = self.ework + 2 * n2 * n2
         cdef double* tmp = lam + n2
-        cdef double delta, f, s
+        cdef double delta, f
         memcpy(A, self.G, <size_t>(n2 * n2) * sizeof(double))
         ok_sym_eig(A, n2, n2, lam, U, self.order, tmp)
         delta = lam[self.m - 1]
@@ -93,19 +99,18 @@ cdef class SONCore(FeatureCore):
             if not (lam[i] > delta and lam[i] > 0.0):
                 break
             kept += 1
-        # new row i = f_i sum_r U[r, i] S_r, f_i = sqrt((lambda_i - delta) / lambda_i), in place:
-        # one column at a time, from a copy of the old column
-        for j in range(F):
-            for i in range(n2):
-                tmp[i] = self.S[<Py_ssize_t>i * F + j]
-            for i in range(kept):
-                s = 0.0
-                for r in range(n2):
-                    s = s + U[r * n2 + i] * tmp[r]
-                f = sqrt((lam[i] - delta) / lam[i])
-                self.S[<Py_ssize_t>i * F + j] = f * s
-            for i in range(kept, n2):
-                self.S[<Py_ssize_t>i * F + j] = 0.0
+        # new row i = sum_r (f_i U[r, i]) S_r, f_i = sqrt((lambda_i - delta) / lambda_i): the
+        # coefficients into A (free after the eigensolver), the rows into R by contiguous row
+        # operations (ok_fd_combine: the axpy sequence over the 2m rows, register-blocked), then
+        # back into S; rows kept..2m-1 become zero
+        for i in range(kept):
+            f = sqrt((lam[i] - delta) / lam[i])
+            for r in range(n2):
+                A[i * n2 + r] = f * U[r * n2 + i]
+        ok_fd_combine(F, n2, kept, A, n2, self.S, self.R)
+        if kept > 0:
+            memcpy(self.S, self.R, <size_t>kept * <size_t>F * sizeof(double))
+        memset(self.S + <Py_ssize_t>kept * F, 0, <size_t>(n2 - kept) * <size_t>F * sizeof(double))
         for i in range(n2 * n2):
             self.G[i] = 0.0
             self.L[i] = 0.0
@@ -117,7 +122,7 @@ cdef class SONCore(FeatureCore):
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* g = self.grad_buf
-        cdef int c, i, k, n2 = 2 * self.m, F = self.F2
+        cdef int c, i, j, k, n2 = 2 * self.m, F = self.F2
         cdef double hn2 = 0.0, a, zz, nrm = self.fmap.norm
         cdef double* row
         cdef const double* cs
@@ -156,13 +161,22 @@ cdef class SONCore(FeatureCore):
             k = self.k
             for i in range(k):
                 self.u[i] = nrm * ok_dot(self.S + <Py_ssize_t>i * F, cs, F)
-        # v = A^{-1} z = (z - S^T (alpha I + G)^{-1} S z) / alpha
+        # v = alpha A^{-1} z = z - S^T (alpha I + G)^{-1} S z: z into S's last row, then
+        # v = 1 z - sum_i u_i S_i over the nonzero u_i in one register-blocked pass (ok_project: the
+        # same bits as v = z followed by one ok_axpy per row); k < 2m here, so k + 1 terms fit
         ok_chol_solve(self.L, n2, self.k, self.u, self.u)
+        row = self.S + <Py_ssize_t>n2 * F
         for i in range(F):
-            self.v[i] = nrm * cs[i]
+            row[i] = nrm * cs[i]
+        self.order[0] = n2
+        self.ework[0] = 1.0
+        j = 1
         for i in range(self.k):
             if self.u[i] != 0.0:
-                ok_axpy(F, -self.u[i], self.S + <Py_ssize_t>i * F, self.v)
+                self.order[j] = i
+                self.ework[j] = -self.u[i]
+                j += 1
+        ok_project(F, j, self.ework, self.order, self.S, self.v)
         for c in range(self.n_outputs):
             if g[c] != 0.0:
                 self.w.axpy(c, -g[c] / self.alpha, self.v)
