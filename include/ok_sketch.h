@@ -66,21 +66,11 @@ static inline double ok_hypot(double a, double b) {
     return r;
 }
 
-/* sum_k a[k] b[k] in four interleaved partial sums, combined as (s0 + s1) + (s2 + s3): a fixed
- * order of operations (no reassociation by the compiler), four chains instead of one. */
-static inline __attribute__((always_inline)) double ok_dot4_(const double *a, const double *b, int n) {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int k = 0;
-    for (int q = 0; q < n / 4; q++, k += 4) {
-        s0 += a[k] * b[k];
-        s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2];
-        s3 += a[k + 3] * b[k + 3];
-    }
-    if (k < n) s0 += a[k] * b[k];
-    if (k + 1 < n) s1 += a[k + 1] * b[k + 1];
-    if (k + 2 < n) s2 += a[k + 2] * b[k + 2];
-    return (s0 + s1) + (s2 + s3);
+/* sum_k a[k] b[k] by ok_vmath.h's dot body (OK_DOT_BODY: sixteen partial sums in a fixed tree,
+ * the same bits at every SIMD level), inlined into the eigensolver's per-level bodies: its dots are
+ * short (n <= 2m), where ok_dot's run-time dispatch would cost as much as the sum. */
+static inline __attribute__((always_inline)) double ok_dot_inl_(const double *a, const double *b, int n) {
+    OK_DOT_BODY
 }
 
 /* Eigen-decomposition of the symmetric n x n matrix A (destroyed): eigenvalues in w, in
@@ -102,7 +92,7 @@ static inline __attribute__((always_inline)) double ok_dot4_(const double *a, co
  * pivoting, no threads), so the same bits on every run.  The stable sort keeps equal eigenvalues
  * in the order QL produced them.  Compiled once per SIMD level (OK_MULTI of ok_vmath.h): the
  * compiler vectorises the row loops without reassociating (the dot products' four partial sums
- * are explicit, ok_dot4_) or contracting (-ffp-contract=off), so every level gives the same bits.
+ * are explicit: OK_DOT_BODY) or contracting (-ffp-contract=off), so every level gives the same bits.
  * Scratch: none beyond order and tmp (SON's ework: A and V, 2m x 2m each, then w and tmp). */
 static inline __attribute__((always_inline)) void ok_sym_eig_body_(double *A, int n, int ld, double *w, double *V,
                                                                     int *order, double *tmp) {
@@ -139,7 +129,7 @@ static inline __attribute__((always_inline)) void ok_sym_eig_body_(double *A, in
                 f = d[j];
                 OK_T(i, j) = f;
                 for (k = j + 1; k < i; k++) e[k] += tj[k] * f;
-                e[j] += tj[j] * f + ok_dot4_(tj + j + 1, d + j + 1, i - j - 1);
+                e[j] += tj[j] * f + ok_dot_inl_(tj + j + 1, d + j + 1, i - j - 1);
             }
             f = 0.0;
             for (j = 0; j < i; j++) {
@@ -167,7 +157,7 @@ static inline __attribute__((always_inline)) void ok_sym_eig_body_(double *A, in
         if (h != 0.0) {
             for (k = 0; k <= i; k++) d[k] = ti1[k] / h;
             for (j = 0; j <= i; j++) {
-                double *tj = A + j * ld, g = ok_dot4_(ti1, tj, i + 1);
+                double *tj = A + j * ld, g = ok_dot_inl_(ti1, tj, i + 1);
                 for (k = 0; k <= i; k++) tj[k] -= g * d[k];
             }
         }
