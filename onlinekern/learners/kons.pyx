@@ -123,7 +123,7 @@ cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const do
     cdef Py_ssize_t i, k = 0
     cdef double* col
     cdef double* col1
-    cdef double s, cc, ic, vk, s1, cc1, ic1, vk1, t
+    cdef double s, cc, ic, vk, s1, cc1, ic1, vk1
     for i in range(j):
         xw[i] = a * z[i]
         v[i] = z[i]
@@ -131,10 +131,7 @@ cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const do
         col = R + col_at(B, k) - k              # col[k] is the diagonal, col[i] row i
         col1 = R + col_at(B, k + 1) - k - 1
         rotation(col, xw, v, k, &s, &cc, &ic, &vk)
-        t = (col[k + 1] + s * xw[k + 1]) * ic    # column k's entry in row k + 1, as okk_rotate
-        col[k + 1] = t
-        xw[k + 1] = cc * xw[k + 1] - s * t
-        v[k + 1] = v[k + 1] - vk * t
+        okk_rotate(col + k + 1, xw + k + 1, v + k + 1, 1, s, cc, ic, vk)    # column k's entry in row k + 1
         rotation(col1, xw, v, k + 1, &s1, &cc1, &ic1, &vk1)
         okk_rotate2(col + k + 2, col1 + k + 2, xw + k + 2, v + k + 2, j - k - 2, s, cc, ic, vk, s1, cc1, ic1, vk1)
         k += 2
@@ -171,7 +168,7 @@ cdef class KONSCore(KernelCore):
     cdef double* R                      # Cholesky factor of P = L A L^T: lower, columns packed (col_at)
     cdef double* pw                     # B: sampling probability of each landmark
     cdef double* z                      # B: the embedding of the example, then L^{-T} z
-    cdef double* kx                     # B: k_I(x) over the landmarks (the new one included)
+    cdef double* kx                     # B: k_I(x) when a landmark joins (the new one's k(x, x) = 1 added)
     cdef double* v                      # B: P^{-1} k_I(x) (= L^{-T} A^{-1} z)
     cdef double* xw                     # B: the rank-one update's vector
 
@@ -210,18 +207,18 @@ cdef class KONSCore(KernelCore):
         cdef Py_ssize_t j = self.sv.n, i, m, B = self.B
         cdef double hn2 = 0.0, r, p, piv, a
         cdef double* coef
+        cdef double* kvec
         self.kernel_scores(x, idx, nnz, out)
         self.loss.grad(out, y, C, g)
         for c in range(C):
             hn2 = hn2 + g[c] * g[c]
         if hn2 == 0.0:
             return 0
-        for i in range(j):
-            self.kx[i] = self.sv.k[i]
+        kvec = self.sv.k                         # k_I(x), left by kernel_scores
         if j < B:
             # z = L^{-1} k_I(x) (rows of L are contiguous); r = k(x, x) - ||z||^2
             for i in range(j):
-                self.z[i] = (self.kx[i] - ok_dot(self.LK + row_at(i), self.z, <int>i)) / self.LK[row_at(i) + i]
+                self.z[i] = (kvec[i] - ok_dot(self.LK + row_at(i), self.z, <int>i)) / self.LK[row_at(i) + i]
             r = 1.0 - ok_dot(self.z, self.z, <int>j)
             p = 0.0
             if r > 0.0:
@@ -229,6 +226,9 @@ cdef class KONSCore(KernelCore):
                 if p > 1.0:
                     p = 1.0
             if self.rng.random() < p and r + self.mu * p > PIVOT_FLOOR:
+                for i in range(j):                       # k_I(x) before the append (which may
+                    self.kx[i] = kvec[i]                 # move the support set's buffers)
+                kvec = self.kx
                 for c in range(C):
                     self.xw[c] = 0.0
                 if self.sv.append(x, idx, nnz, self.xsq, self.xw) < 0:
@@ -253,7 +253,7 @@ cdef class KONSCore(KernelCore):
                     return 0
         # P <- P + eta hn2 k k^T (A <- A + eta hn2 z z^T) and v = P^{-1} k_I(x) = L^{-T} A^{-1} z
         a = sqrt(self.eta * hn2)
-        newton_solve(self.R, B, j, a, self.kx, self.xw, self.v)
+        newton_solve(self.R, B, j, a, kvec, self.xw, self.v)
         # beta_c -= h_c v
         coef = self.sv.coef
         for i in range(j):
