@@ -187,16 +187,17 @@ def model_kernel(name, case, st, p):
         c.notes.append(f"per example: {miss:.2f} SV kernel rows computed ({st['rows_hit'] / max(st['rows_asked'], 1):.0%} "
                        f"of those asked for cached), {srch:.2f} direction searches, {scans:.2f} pair scans")
     elif fam == "kons":
-        # per update (h != 0) over the S landmarks present: the rank-one update of R (P's Cholesky
-        # factor, S^2/2 entries) fused with the forward substitution -- 4 madd per entry, R read and
-        # written -- then the backward substitution (S^2/2 madd, R read again), beta -= h v (S C);
-        # while the dictionary can grow (S < B) also z = L^{-1} k (S^2/2 madd, L read once)
+        # per update (h != 0) over the S landmarks present: the rank-one update of P's LDL^T factor
+        # (S^2/2 entries, method C1: 2 madd per entry, read and written; it leaves the forward
+        # substitution's result on the way), then the backward substitution (S^2/2 madd, the factor
+        # read again), beta -= h v (S C); while the dictionary can grow (S < B) also z = L^{-1} k
+        # (S^2/2 madd, L read once)
         grow = upd & (S < B - 0.5)
         S2 = np.mean(np.where(upd, S.astype(float) ** 2, 0.0))
         G2 = np.mean(np.where(grow, S.astype(float) ** 2, 0.0))
         Su = np.mean(np.where(upd, S.astype(float), 0.0))
-        c.madd += 2.5 * S2 + 0.5 * G2 + Su * (C + 1)
-        c.mem("factor R (+ L while growing)", 8 * S2 / 2 * 3 + 8 * G2 / 2, 2 * 8 * cap * (cap + 1) / 2)
+        c.madd += 1.5 * S2 + 0.5 * G2 + Su * (C + 1)
+        c.mem("factor of P (+ L while growing)", 8 * S2 / 2 * 3 + 8 * G2 / 2, 2 * 8 * cap * (cap + 1) / 2)
     elif fam in ("projectron", "projectronpp"):
         # K^{-1} k_t from the upper triangle: S^2/2 elements, each a dot and an axpy term (S^2 madd),
         # read once (8 S^2 / 2 bytes); then alpha += tau d (S C).  Appends: the block formula

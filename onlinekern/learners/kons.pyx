@@ -19,17 +19,18 @@ embedding z(x) = L^{-1} k_I(x), L L^T = K_I + mu diag(p) (Cholesky).  For exampl
    A <- A + eta ||h||^2 z z^T,  w_c <- w_c - h_c A^{-1} z.
 
 Computed in the landmarks' coordinates: with P = L A L^T, beta_c <- beta_c - h_c P^{-1} k_I(x) and
-P <- P + eta ||h||^2 k k^T (L z = k), so a step needs neither z nor L: only the Cholesky factor R of
-P (lower, columns packed so each column's pass is one contiguous stream), updated by the rotations
-of a rank-one update fused with the forward substitution, then one backward substitution.  When a
-landmark joins, A gains the diagonal entry alpha and R the row R^T c, c = L^{-T} z, with diagonal
-sqrt(alpha) sqrt(r + mu p); a restart sets R = sqrt(alpha) L.  L is needed only while the
-dictionary can still grow (the leverage test: z = L^{-1} k, j^2 / 2); it gains one row per landmark
-and its old rows never change, so the embedding's coordinates, w, A and beta carry over when a
-landmark joins (CON-KONS's continuation without a re-projection).  Cost per example: the kernel row
-(O(j d)); on a step with h != 0, about 2.5 j^2 multiply-adds over R's j^2 / 2 entries (read twice,
-written once), plus z (j^2 / 2 over L's) while j < B.  Memory: the landmarks plus two packed
-triangles of B (B + 1) / 2 doubles.
+P <- P + eta ||h||^2 k k^T (L z = k), so a step needs neither z nor L: only P's LDL^T factor (unit
+lower L_P, 1 / D kept on its diagonal; columns packed so each column's pass is one contiguous
+stream), updated by Gill, Golub, Murray & Saunders's method C1 for a rank-one update (1974), which
+leaves D_new^{-1} L_new^{-1} k on the way, then one backward substitution with L_new^T.  When a
+landmark joins, A gains the diagonal entry alpha, L_P the row L_P^T c, c = L^{-T} z, and D the entry
+alpha (r + mu p); a restart sets L_P = L diag(L)^{-1}, D = alpha diag(L)^2.  L is needed only while
+the dictionary can still grow (the leverage test: z = L^{-1} k, j^2 / 2); it gains one row per
+landmark and its old rows never change, so the embedding's coordinates, w, A and beta carry over
+when a landmark joins (CON-KONS's continuation without a re-projection).  Cost per example: the
+kernel row (O(j d)); on a step with h != 0, about 1.5 j^2 multiply-adds over the factor's j^2 / 2
+entries (read twice, written once) and j divisions, plus z (j^2 / 2 over L's) while j < B.
+Memory: the landmarks plus two packed triangles of B (B + 1) / 2 doubles.
 
 What the papers leave open, and the choices (docstring of KONS): the embedding's matrix is
 Cholesky of K_I + mu diag(p) (KORS's weighted dictionary, not an eigendecomposition of K_I); only
@@ -51,37 +52,62 @@ from onlinekern.seeding import CHOICE
 cdef extern from *:
     """
     #include "ok_vmath.h"
-    /* One column of the rank-one Cholesky update fused with the forward substitution:
-     * t = (col + s xw) ic; col = t; xw = cc xw - s t; v -= vk t. */
-    OK_MULTI(void, okk_rotate, (double *restrict col, double *restrict xw, double *restrict v, Py_ssize_t n,
-                                double s, double cc, double ic, double vk), (col, xw, v, n, s, cc, ic, vk),
+    /* The rank-one update of an LDL^T factor (Gill, Golub, Murray & Saunders 1974, method C1) on
+     * rows of one column j (multiplier p, coefficient b): w_r -= p l_r, then l_r += b w_r. */
+    OK_MULTI(void, okk_ldl1, (double *restrict l0, double *restrict w, Py_ssize_t n, double p0, double b0),
+             (l0, w, n, p0, b0),
         for (Py_ssize_t i = 0; i < n; i++) {
-            double t = (col[i] + s * xw[i]) * ic;
-            col[i] = t;
-            xw[i] = cc * xw[i] - s * t;
-            v[i] = v[i] - vk * t;
+            double x = w[i] - p0 * l0[i];
+            l0[i] = l0[i] + b0 * x;
+            w[i] = x;
         })
-    /* Two consecutive columns in one pass (xw and v loaded and stored once for both): the same
-     * operations in the same order as okk_rotate on column k, then on column k + 1. */
-    OK_MULTI(void, okk_rotate2, (double *restrict c0, double *restrict c1, double *restrict xw, double *restrict v,
-                                 Py_ssize_t n, double s0, double cc0, double ic0, double vk0, double s1, double cc1,
-                                 double ic1, double vk1),
-             (c0, c1, xw, v, n, s0, cc0, ic0, vk0, s1, cc1, ic1, vk1),
+    /* Two consecutive columns in one pass (w loaded and stored once for both): the same operations
+     * in the same order as okk_ldl1 on column j, then on column j + 1. */
+    OK_MULTI(void, okk_ldl2, (double *restrict l0, double *restrict l1, double *restrict w, Py_ssize_t n,
+                              double p0, double b0, double p1, double b1), (l0, l1, w, n, p0, b0, p1, b1),
         for (Py_ssize_t i = 0; i < n; i++) {
-            double t0 = (c0[i] + s0 * xw[i]) * ic0, x, w, t1;
-            c0[i] = t0;
-            x = cc0 * xw[i] - s0 * t0;
-            w = v[i] - vk0 * t0;
-            t1 = (c1[i] + s1 * x) * ic1;
-            c1[i] = t1;
-            xw[i] = cc1 * x - s1 * t1;
-            v[i] = w - vk1 * t1;
+            double x = w[i] - p0 * l0[i];
+            l0[i] = l0[i] + b0 * x;
+            x = x - p1 * l1[i];
+            l1[i] = l1[i] + b1 * x;
+            w[i] = x;
         })
+    /* Four dots with one vector: out[c] = sum_i cols[c][i] v[i], v loaded once for the four
+     * columns.  Element i goes to partial sum i mod 8 of its column, added in increasing i, and
+     * the eight are combined in a fixed tree, whatever the width W of the level's vectors (8 / W
+     * vectors of partial sums per column): the same bits at every SIMD level. */
+    #define OKK_DOTS4_BODY(VT, W)                                                                  \
+        VT a0[8 / W], a1[8 / W], a2[8 / W], a3[8 / W], x;                                          \
+        double s[4][8];                                                                            \
+        const double *c_[4] = {c0, c1, c2, c3};                                                    \
+        int i = 0, k, c, q;                                                                        \
+        for (q = 0; q < 8 / W; q++) { a0[q] = (VT){0}; a1[q] = a0[q]; a2[q] = a0[q]; a3[q] = a0[q]; } \
+        for (int b_ = 0; b_ < n / 8; b_++, i += 8)                                                 \
+            for (q = 0; q < 8 / W; q++) {                                                          \
+                x = OK_VLOAD(VT, v + i + q * W);                                                   \
+                a0[q] += OK_VLOAD(VT, c0 + i + q * W) * x;                                         \
+                a1[q] += OK_VLOAD(VT, c1 + i + q * W) * x;                                         \
+                a2[q] += OK_VLOAD(VT, c2 + i + q * W) * x;                                         \
+                a3[q] += OK_VLOAD(VT, c3 + i + q * W) * x;                                         \
+            }                                                                                      \
+        for (k = 0; k < 8; k++) {                                                                  \
+            s[0][k] = a0[k / W][k % W]; s[1][k] = a1[k / W][k % W];                                \
+            s[2][k] = a2[k / W][k % W]; s[3][k] = a3[k / W][k % W];                                \
+        }                                                                                          \
+        for (c = 0; c < 4; c++) {                                                                  \
+            for (k = 0; i + k < n; k++) s[c][k] += c_[c][i + k] * v[i + k];                        \
+            for (k = 0; k < 4; k++) s[c][k] += s[c][k + 4];                                        \
+            out[c] = (s[c][0] + s[c][2]) + (s[c][1] + s[c][3]);                                    \
+        }
+    OK_MULTI_W(void, okk_dots4, (const double *restrict c0, const double *restrict c1, const double *restrict c2,
+                                 const double *restrict c3, const double *restrict v, int n, double *restrict out),
+               (c0, c1, c2, c3, v, n, out), OKK_DOTS4_BODY, (ok_v2d_, 2), (ok_v4d_, 4), (ok_v8d_, 8))
     """
-    void okk_rotate(double* col, double* xw, double* v, Py_ssize_t n, double s, double cc, double ic,
-                    double vk) noexcept nogil
-    void okk_rotate2(double* c0, double* c1, double* xw, double* v, Py_ssize_t n, double s0, double cc0, double ic0,
-                     double vk0, double s1, double cc1, double ic1, double vk1) noexcept nogil
+    void okk_dots4(const double* c0, const double* c1, const double* c2, const double* c3, const double* v, int n,
+                   double* out) noexcept nogil
+    void okk_ldl1(double* l0, double* w, Py_ssize_t n, double p0, double b0) noexcept nogil
+    void okk_ldl2(double* l0, double* l1, double* w, Py_ssize_t n, double p0, double b0, double p1,
+                  double b1) noexcept nogil
 
 
 # a landmark joins only if its pivot sqrt(r + mu p) squared exceeds this (duplicates of landmarks)
@@ -99,51 +125,106 @@ cdef inline Py_ssize_t row_at(Py_ssize_t i) noexcept nogil:
     return i * (i + 1) // 2
 
 
-cdef inline void rotation(double* col, double* xw, double* v, Py_ssize_t k, double* s, double* cc, double* ic,
-                          double* vk) noexcept nogil:
-    """The rotation of column k of a rank-one Cholesky update (its diagonal col[k] and xw[k]), and
-    the forward substitution's v[k] with the updated diagonal."""
-    cdef double lkk = col[k], xk = xw[k], rr
-    rr = sqrt(lkk * lkk + xk * xk)
-    cc[0] = rr / lkk
-    s[0] = xk / lkk
-    ic[0] = 1.0 / cc[0]
-    col[k] = rr
-    vk[0] = v[k] / rr
-    v[k] = vk[0]
+cdef inline void ldl_column(double* col, double* w, double* v, Py_ssize_t k, double* g, double ia, double* p,
+                            double* b) noexcept nogil:
+    """Column k's scalars in the rank-one update P + w w^T of P = L D L^T (method C1, written with
+    g = 1 / alpha, so its only serial step is an addition, and with 1 / d stored on the diagonal,
+    so it takes one division): the multiplier p = w[k] (w reduced by the columns before),
+    g' = g + p^2 / d, D's new entry d g' / g, the coefficient b = p / (d g'); v[k] = b / a, the
+    k-th entry of D_new^{-1} L_new^{-1} k_I(x) (y_k = p / g: no separate forward substitution)."""
+    cdef double di = col[k], g1, ig1
+    p[0] = w[k]
+    g1 = g[0] + p[0] * p[0] * di
+    ig1 = 1.0 / g1
+    b[0] = p[0] * di * ig1
+    col[k] = di * g[0] * ig1
+    g[0] = g1
+    v[k] = b[0] * ia
 
 
-cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const double* z, double* xw,
+cdef inline void pair_head(double* R, Py_ssize_t B, Py_ssize_t j, Py_ssize_t k, double* w, double* v, double* g,
+                           double ia, double* prm) noexcept nogil:
+    """The scalar chain of columns k and k + 1: column k's scalars, its entry in row k + 1, column
+    k + 1's scalars (prm: p, b of each)."""
+    cdef double* col = R + col_at(B, k) - k
+    cdef double x
+    ldl_column(col, w, v, k, g, ia, &prm[0], &prm[1])
+    if k + 1 < j:
+        x = w[k + 1] - prm[0] * col[k + 1]      # okk_ldl1's element, written out
+        col[k + 1] = col[k + 1] + prm[1] * x
+        w[k + 1] = x
+        ldl_column(R + col_at(B, k + 1) - k - 1, w, v, k + 1, g, ia, &prm[2], &prm[3])
+
+
+cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const double* kv, double* w,
                        double* v) noexcept nogil:
-    """Update the column-packed Cholesky factor R of P to the factor of P + a^2 z z^T (one pass
-    over each column: the rotations of the rank-one update) and leave P^{-1} z in v: the forward
-    substitution runs in the same pass, on each column as soon as it is updated, and the backward
-    one is a dot with each column.  The column's pass is okk_rotate, compiled per SIMD level
-    (element-wise, no contraction: the same bits at every level)."""
-    cdef Py_ssize_t i, k = 0
+    """Update the column-packed LDL^T factor of P (unit lower L below the diagonal, 1 / D on it) to
+    the factor of P + a^2 k k^T and leave P_new^{-1} k in v.
+
+    The update is Gill, Golub, Murray & Saunders's method C1 (one pass over each column: w_r -= p
+    l_r, l_r += b w_r), two columns per pass (okk_ldl2, compiled per SIMD level, element-wise and
+    without contraction: the same bits at every level); it leaves D_new^{-1} L_new^{-1} k = b / a
+    as it goes, so the only solve left is the backward one, L_new^T v = b / a, four columns per
+    pass over the solved part of v (okk_dots4) and then a small triangle.  The scalar chain of the
+    next two columns (a division each) is issued between the first two rows of the current pair's
+    pass and the rest of it, so the processor overlaps it with that pass; every element still sees
+    the same operations on the same values."""
+    cdef Py_ssize_t i, k = 0, hi, lo, m, n
     cdef double* col
     cdef double* col1
-    cdef double s, cc, ic, vk, s1, cc1, ic1, vk1
+    cdef double prm[4]
+    cdef double nxt[4]
+    cdef double d[4]
+    cdef double acc, x, g = 1.0, ia = 1.0 / a
     for i in range(j):
-        xw[i] = a * z[i]
-        v[i] = z[i]
-    while k + 1 < j:                             # columns k and k + 1 together
-        col = R + col_at(B, k) - k              # col[k] is the diagonal, col[i] row i
+        w[i] = a * kv[i]
+    if j == 0:
+        return
+    for i in range(4):
+        nxt[i] = 0.0
+    pair_head(R, B, j, 0, w, v, &g, ia, prm)
+    while k + 1 < j:                             # columns k and k + 1, their scalars in prm
+        col = R + col_at(B, k) - k              # col[k] is D's entry, col[i] row i of L
         col1 = R + col_at(B, k + 1) - k - 1
-        rotation(col, xw, v, k, &s, &cc, &ic, &vk)
-        okk_rotate(col + k + 1, xw + k + 1, v + k + 1, 1, s, cc, ic, vk)    # column k's entry in row k + 1
-        rotation(col1, xw, v, k + 1, &s1, &cc1, &ic1, &vk1)
-        okk_rotate2(col + k + 2, col1 + k + 2, xw + k + 2, v + k + 2, j - k - 2, s, cc, ic, vk, s1, cc1, ic1, vk1)
+        for i in range(k + 2, min(k + 4, j)):   # okk_ldl2's elements, written out
+            x = w[i] - prm[0] * col[i]
+            col[i] = col[i] + prm[1] * x
+            x = x - prm[2] * col1[i]
+            col1[i] = col1[i] + prm[3] * x
+            w[i] = x
+        if k + 2 < j:
+            pair_head(R, B, j, k + 2, w, v, &g, ia, nxt)
+        if j - k - 4 > 0:
+            okk_ldl2(col + k + 4, col1 + k + 4, w + k + 4, j - k - 4, prm[0], prm[1], prm[2], prm[3])
+        for i in range(4):
+            prm[i] = nxt[i]
         k += 2
-    if k < j:
-        col = R + col_at(B, k) - k
-        rotation(col, xw, v, k, &s, &cc, &ic, &vk)
-        okk_rotate(col + k + 1, xw + k + 1, v + k + 1, j - k - 1, s, cc, ic, vk)
-    k = j - 1
-    while k >= 0:
-        col = R + col_at(B, k) - k
-        v[k] = (v[k] - ok_dot(col + k + 1, v + k + 1, <int>(j - k - 1))) / col[k]
-        k -= 1
+    # backward: v <- L^{-T} v, four columns lo..lo+3 at a time: the dots over the rows solved
+    # before the previous block in one pass (okk_dots4, independent of the previous block, so it
+    # overlaps that block's triangle), then the previous block's four rows and the block's own
+    # triangle in scalars
+    hi = j
+    while hi > 0:
+        lo = hi - 4 if hi >= 4 else 0
+        n = hi + 4 if hi + 4 < j else j                  # rows [hi, n): the previous block
+        if hi - lo == 4 and j > n:
+            okk_dots4(R + col_at(B, lo) - lo + n, R + col_at(B, lo + 1) - lo - 1 + n,
+                      R + col_at(B, lo + 2) - lo - 2 + n, R + col_at(B, lo + 3) - lo - 3 + n, v + n,
+                      <int>(j - n), d)
+        else:
+            for m in range(lo, hi):
+                d[m - lo] = ok_dot(R + col_at(B, m) - m + n, v + n, <int>(j - n))
+        m = hi - 1
+        while m >= lo:
+            col = R + col_at(B, m) - m
+            acc = d[m - lo]
+            for i in range(hi, n):
+                acc = acc + col[i] * v[i]
+            for i in range(m + 1, hi):
+                acc = acc + col[i] * v[i]
+            v[m] = v[m] - acc
+            m -= 1
+        hi = lo
 
 
 cdef void lower_transpose_solve(const double* L, Py_ssize_t j, double* v) noexcept nogil:
@@ -165,7 +246,7 @@ cdef class KONSCore(KernelCore):
     cdef readonly long long n_added, n_restarts
     cdef object bufs_
     cdef double* LK                     # L, L L^T = K_I + mu diag(p): lower, rows packed (row_at)
-    cdef double* R                      # Cholesky factor of P = L A L^T: lower, columns packed (col_at)
+    cdef double* LD                     # P = L A L^T as L_P D L_P^T: 1 / D on the diagonal, unit L_P below; columns packed (col_at)
     cdef double* pw                     # B: sampling probability of each landmark
     cdef double* z                      # B: the embedding of the example, then L^{-T} z
     cdef double* kx                     # B: k_I(x) when a landmark joins (the new one's k(x, x) = 1 added)
@@ -184,21 +265,23 @@ cdef class KONSCore(KernelCore):
         self.bufs_ = (np.zeros(T), np.zeros(T), np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B))
         cdef double[::1] a = self.bufs_[0], b = self.bufs_[1], c = self.bufs_[2], d = self.bufs_[3]
         cdef double[::1] e = self.bufs_[4], f = self.bufs_[5], h = self.bufs_[6]
-        self.LK, self.R, self.pw, self.z, self.v, self.xw, self.kx = &a[0], &b[0], &c[0], &d[0], &e[0], &f[0], &h[0]
+        self.LK, self.LD, self.pw, self.z, self.v, self.xw, self.kx = &a[0], &b[0], &c[0], &d[0], &e[0], &f[0], &h[0]
         self.n_added = 0
         self.n_restarts = 0
 
     cdef void _reset(self, Py_ssize_t j) noexcept nogil:
-        """PROS-N-KONS's restart: w = 0 (beta = 0) and A = alpha I, so P = alpha L L^T and
-        R = sqrt(alpha) L."""
+        """PROS-N-KONS's restart: w = 0 (beta = 0) and A = alpha I, so P = alpha L L^T: P's unit
+        factor is L's columns divided by their diagonal, D = alpha diag(L)^2."""
         cdef Py_ssize_t i, m
-        cdef double s = sqrt(self.alpha)
+        cdef double lmm
         cdef double* coef = self.sv.coef
         for i in range(j * self.n_outputs):
             coef[i] = 0.0
-        for i in range(j):
-            for m in range(i + 1):
-                self.R[col_at(self.B, m) + i - m] = s * self.LK[row_at(i) + m]
+        for m in range(j):
+            lmm = self.LK[row_at(m) + m]
+            self.LD[col_at(self.B, m)] = 1.0 / (self.alpha * lmm * lmm)
+            for i in range(m + 1, j):
+                self.LD[col_at(self.B, m) + i - m] = self.LK[row_at(i) + m] / lmm
         self.n_restarts += 1
 
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
@@ -235,15 +318,16 @@ cdef class KONSCore(KernelCore):
                     return -1
                 piv = sqrt(r + self.mu * p)
                 # P gains the row and column of the new coordinate (A's new diagonal alpha): with
-                # c = L^{-T} z, P's new row is P c and its diagonal c^T P c + alpha piv^2, so R's
-                # new row is R^T c and its diagonal sqrt(alpha) piv
+                # c = L^{-T} z, P's new row is P c and its diagonal c^T P c + alpha piv^2, so the
+                # unit factor's new row is L_P^T c and D's new entry alpha piv^2
                 for i in range(j):
                     self.LK[row_at(j) + i] = self.z[i]          # L gains the row [z^T, piv]
                 self.LK[row_at(j) + j] = piv
                 lower_transpose_solve(self.LK, j, self.z)       # z <- c = L^{-T} z (old rows)
                 for m in range(j):
-                    self.R[col_at(B, m) + j - m] = ok_dot(self.R + col_at(B, m), self.z + m, <int>(j - m))
-                self.R[col_at(B, j)] = sqrt(self.alpha) * piv
+                    self.LD[col_at(B, m) + j - m] = self.z[m] + ok_dot(self.LD + col_at(B, m) + 1, self.z + m + 1,
+                                                                       <int>(j - m - 1))
+                self.LD[col_at(B, j)] = 1.0 / (self.alpha * piv * piv)
                 self.pw[j] = p
                 self.kx[j] = 1.0                     # k(x, x)
                 j += 1
@@ -253,7 +337,7 @@ cdef class KONSCore(KernelCore):
                     return 0
         # P <- P + eta hn2 k k^T (A <- A + eta hn2 z z^T) and v = P^{-1} k_I(x) = L^{-T} A^{-1} z
         a = sqrt(self.eta * hn2)
-        newton_solve(self.R, B, j, a, kvec, self.xw, self.v)
+        newton_solve(self.LD, B, j, a, kvec, self.xw, self.v)
         # beta_c -= h_c v
         coef = self.sv.coef
         for i in range(j):
@@ -276,9 +360,17 @@ cdef class KONSCore(KernelCore):
     @property
     def newton_factor(self):
         """R (j x j, lower): the Cholesky factor of P = L A L^T = alpha (K_I + mu diag(p)) +
-        eta sum ||h||^2 k_I(x) k_I(x)^T (A in the landmarks' coordinates)."""
-        j = self.sv.n
-        return self._unpack_columns(np.asarray(self.bufs_[1]), j)
+        eta sum ||h||^2 k_I(x) k_I(x)^T (A in the landmarks' coordinates), R = L_P D^{1/2} from the
+        LDL^T factor the learner keeps (newton_ldl)."""
+        F = self.newton_ldl
+        Lp = np.tril(F, -1) + np.eye(len(F))
+        return Lp / np.sqrt(np.diag(F))
+
+    @property
+    def newton_ldl(self):
+        """P's LDL^T factor as the learner keeps it (j x j): 1 / D on the diagonal, the unit lower
+        L_P below it (P = L_P D L_P^T)."""
+        return self._unpack_columns(np.asarray(self.bufs_[1]), self.sv.n)
 
     def _columns_index(self, j):
         r, c = np.tril_indices(j)
@@ -300,7 +392,7 @@ cdef class KONSCore(KernelCore):
         st.update(alpha=self.alpha, eta=self.eta, mu=self.mu, oversample=self.oversample,
                   restart=int(self.restart), budget=int(self.B), loss=self.loss.spec, rng=self.rng.state,
                   n_added=int(self.n_added), n_restarts=int(self.n_restarts), LK=self.embedding_factor,
-                  R=self.newton_factor, p=self.probabilities)
+                  LDP=self.newton_ldl, p=self.probabilities)
         return st
 
     def set_state(self, st):
@@ -312,14 +404,14 @@ cdef class KONSCore(KernelCore):
                          bool(st["restart"]), 0, st["rng"])
         self.loss = task_loss(st["loss"], self.task)
         j = self.sv.n
-        LK, R, p = (np.asarray(st[k], dtype=np.float64) for k in ("LK", "R", "p"))
-        if LK.shape != (j, j) or R.shape != (j, j) or p.shape != (j,):
+        LK, LDP, p = (np.asarray(st[k], dtype=np.float64) for k in ("LK", "LDP", "p"))
+        if LK.shape != (j, j) or LDP.shape != (j, j) or p.shape != (j,):
             raise ValueError("KONS state: factors do not match the landmarks")
-        if j and (np.any(np.diag(LK) <= 0) or np.any(np.diag(R) <= 0)):
+        if j and (np.any(np.diag(LK) <= 0) or np.any(np.diag(LDP) <= 0)):
             raise ValueError("KONS state: factors must have a positive diagonal")
         r, c, at = self._columns_index(j)
         self.bufs_[0][r * (r + 1) // 2 + c] = LK[r, c]
-        self.bufs_[1][at] = R[r, c]
+        self.bufs_[1][at] = LDP[r, c]
         self.bufs_[2][:j] = p
         self.n_added, self.n_restarts = int(st["n_added"]), int(st["n_restarts"])
 
