@@ -7,6 +7,7 @@ import pytest
 import onlinekern as ok
 from onlinekern._core.losses import get_multiclass_loss
 from reference_kons import KONSRef
+from streams import run_at_levels
 
 
 def _data(n=400, d=4, seed=0):
@@ -90,6 +91,70 @@ def test_same_bits_on_any_thread_count_and_seed_decides_the_dictionary(force_par
     assert a.support_vectors_.shape != b.support_vectors_.shape or not np.array_equal(a.support_vectors_, b.support_vectors_)
     again = ok.KONS(gamma=0.6, budget=1000, mu=0.5, seed=3).fit(X, y)
     assert again.support_vectors_.tobytes() == a.support_vectors_.tobytes()
+
+
+def _ldl_state(est, seed):
+    """The fitted core's state with P's factor replaced by a random, well-conditioned one (1 / D on
+    the diagonal, unit L_P below), and that P."""
+    rng = np.random.default_rng(seed)
+    st = est.core_.get_state()
+    j = est.n_landmarks_
+    Lp = np.tril(rng.normal(scale=0.3, size=(j, j)), -1) + np.eye(j)
+    dg = rng.uniform(0.2, 3.0, size=j)
+    st["LDP"] = np.tril(Lp, -1) + np.diag(1.0 / dg)
+    return st, Lp @ np.diag(dg) @ Lp.T
+
+
+def test_newton_update_is_method_c1_on_the_ldl_factor():
+    """One update P <- P + a^2 k k^T against NumPy: the kept factor is P_new's, and the returned
+    direction is P_new^{-1} k; two updates in a row compose."""
+    X, y, _ = _data(n=600, seed=4)
+    est = ok.KONS(gamma=0.5, budget=37, mu=0.02, loss="logistic", seed=1).fit(X, y)
+    assert est.n_landmarks_ == 37
+    st, P = _ldl_state(est, 3)
+    core = type(est.core_)()
+    core.set_state(st)
+    rng = np.random.default_rng(9)
+    for a in (0.7, 2.5):
+        k = rng.normal(size=37)
+        v = core.newton_update(k, a)
+        P = P + a * a * np.outer(k, k)
+        np.testing.assert_allclose(v, np.linalg.solve(P, k), rtol=1e-10, atol=1e-12)
+        R = core.newton_factor
+        np.testing.assert_allclose(R @ R.T, P, rtol=1e-11, atol=1e-11)
+    with pytest.raises(ValueError):
+        core.newton_update(np.ones(36), 1.0)
+    with pytest.raises(ValueError):
+        core.newton_update(np.ones(37), 0.0)
+
+
+LEVELS_CHILD = r"""
+import json, sys, numpy as np, onlinekern as ok
+sys.path.insert(0, {tests!r})
+from test_kons import _data, _ldl_state
+X, y, _ = _data(n=900, seed=6)
+# 75 landmarks: the update's pairs of columns and the backward's blocks of four with dots of every
+# length mod 8 (the fitted part depends on the level's exp; the factor is replaced by a fixed one)
+est = ok.KONS(gamma=0.5, budget=75, mu=0.02, loss="logistic", seed=2).fit(X, y)
+st, _ = _ldl_state(est, 5)
+core = type(est.core_)()
+core.set_state(st)
+rng = np.random.default_rng(1)
+out = {"n": int(est.n_landmarks_), "v": []}
+for a in (0.3, 1.0, 4.0):
+    out["v"].append([x.hex() for x in core.newton_update(rng.normal(size=75), a).tolist()])
+out["F"] = [x.hex() for x in core.newton_ldl.ravel().tolist()]
+print(json.dumps(out))
+"""
+
+
+def test_same_bits_at_every_simd_level():
+    """The factor's update pass (okk_ldl2) and the four-column backward dots (okk_dots4) give the
+    same bits with scalar, AVX2 and AVX-512 code."""
+    import os
+    results = run_at_levels(LEVELS_CHILD.replace("{tests!r}", repr(os.path.dirname(os.path.abspath(__file__)))))
+    assert results[0]["n"] == results[2]["n"] == 75
+    assert results[0] == results[1] == results[2]
 
 
 def test_second_order_steps_beat_first_order_on_ijcnn1(shared_data):

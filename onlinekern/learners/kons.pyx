@@ -53,16 +53,8 @@ cdef extern from *:
     """
     #include "ok_vmath.h"
     /* The rank-one update of an LDL^T factor (Gill, Golub, Murray & Saunders 1974, method C1) on
-     * rows of one column j (multiplier p, coefficient b): w_r -= p l_r, then l_r += b w_r. */
-    OK_MULTI(void, okk_ldl1, (double *restrict l0, double *restrict w, Py_ssize_t n, double p0, double b0),
-             (l0, w, n, p0, b0),
-        for (Py_ssize_t i = 0; i < n; i++) {
-            double x = w[i] - p0 * l0[i];
-            l0[i] = l0[i] + b0 * x;
-            w[i] = x;
-        })
-    /* Two consecutive columns in one pass (w loaded and stored once for both): the same operations
-     * in the same order as okk_ldl1 on column j, then on column j + 1. */
+     * the rows of two consecutive columns j and j + 1 in one pass (w loaded and stored once for
+     * both): for each column (multiplier p, coefficient b) w_r -= p l_r, then l_r += b w_r. */
     OK_MULTI(void, okk_ldl2, (double *restrict l0, double *restrict l1, double *restrict w, Py_ssize_t n,
                               double p0, double b0, double p1, double b1), (l0, l1, w, n, p0, b0, p1, b1),
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -105,7 +97,6 @@ cdef extern from *:
     """
     void okk_dots4(const double* c0, const double* c1, const double* c2, const double* c3, const double* v, int n,
                    double* out) noexcept nogil
-    void okk_ldl1(double* l0, double* w, Py_ssize_t n, double p0, double b0) noexcept nogil
     void okk_ldl2(double* l0, double* l1, double* w, Py_ssize_t n, double p0, double b0, double p1,
                   double b1) noexcept nogil
 
@@ -150,7 +141,7 @@ cdef inline void pair_head(double* R, Py_ssize_t B, Py_ssize_t j, Py_ssize_t k, 
     cdef double x
     ldl_column(col, w, v, k, g, ia, &prm[0], &prm[1])
     if k + 1 < j:
-        x = w[k + 1] - prm[0] * col[k + 1]      # okk_ldl1's element, written out
+        x = w[k + 1] - prm[0] * col[k + 1]      # okk_ldl2's element for one column, written out
         col[k + 1] = col[k + 1] + prm[1] * x
         w[k + 1] = x
         ldl_column(R + col_at(B, k + 1) - k - 1, w, v, k + 1, g, ia, &prm[2], &prm[3])
@@ -371,6 +362,32 @@ cdef class KONSCore(KernelCore):
         """P's LDL^T factor as the learner keeps it (j x j): 1 / D on the diagonal, the unit lower
         L_P below it (P = L_P D L_P^T)."""
         return self._unpack_columns(np.asarray(self.bufs_[1]), self.sv.n)
+
+    def newton_update(self, k, double a):
+        """The Newton part of a step on its own: P <- P + a^2 k k^T on the kept factor.
+
+        Parameters
+        ----------
+        k : array of shape (n_landmarks,)
+            A kernel row over the landmarks (the step passes k_I(x)).
+        a : float
+            The update's scale (the step passes sqrt(eta ||h||^2)); positive.
+
+        Returns
+        -------
+        ndarray of shape (n_landmarks,)
+            P_new^{-1} k, the direction the step moves the coefficients along.
+        """
+        cdef Py_ssize_t j = self.sv.n
+        cdef double[::1] kv = np.ascontiguousarray(k, dtype=np.float64).reshape(-1)
+        if kv.shape[0] != j:
+            raise ValueError(f"k has {kv.shape[0]} entries, the dictionary {j} landmarks")
+        if not a > 0.0:
+            raise ValueError(f"a must be positive, got {a}")
+        if j:
+            with nogil:
+                newton_solve(self.LD, self.B, j, a, &kv[0], self.xw, self.v)
+        return np.array(self.bufs_[4][:j])
 
     def _columns_index(self, j):
         r, c = np.tril_indices(j)
