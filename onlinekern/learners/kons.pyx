@@ -133,21 +133,21 @@ cdef inline void ldl_column(double* col, double* w, double* v, Py_ssize_t k, dou
     v[k] = b[0] * ia
 
 
-cdef inline void pair_head(double* R, Py_ssize_t B, Py_ssize_t j, Py_ssize_t k, double* w, double* v, double* g,
+cdef inline void pair_head(double* F, Py_ssize_t B, Py_ssize_t j, Py_ssize_t k, double* w, double* v, double* g,
                            double ia, double* prm) noexcept nogil:
     """The scalar chain of columns k and k + 1: column k's scalars, its entry in row k + 1, column
     k + 1's scalars (prm: p, b of each)."""
-    cdef double* col = R + col_at(B, k) - k
+    cdef double* col = F + col_at(B, k) - k
     cdef double x
     ldl_column(col, w, v, k, g, ia, &prm[0], &prm[1])
     if k + 1 < j:
         x = w[k + 1] - prm[0] * col[k + 1]      # okk_ldl2's element for one column, written out
         col[k + 1] = col[k + 1] + prm[1] * x
         w[k + 1] = x
-        ldl_column(R + col_at(B, k + 1) - k - 1, w, v, k + 1, g, ia, &prm[2], &prm[3])
+        ldl_column(F + col_at(B, k + 1) - k - 1, w, v, k + 1, g, ia, &prm[2], &prm[3])
 
 
-cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const double* kv, double* w,
+cdef void newton_solve(double* F, Py_ssize_t B, Py_ssize_t j, double a, const double* kv, double* w,
                        double* v) noexcept nogil:
     """Update the column-packed LDL^T factor of P (unit lower L below the diagonal, 1 / D on it) to
     the factor of P + a^2 k k^T and leave P_new^{-1} k in v.
@@ -173,10 +173,10 @@ cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const do
         return
     for i in range(4):
         nxt[i] = 0.0
-    pair_head(R, B, j, 0, w, v, &g, ia, prm)
+    pair_head(F, B, j, 0, w, v, &g, ia, prm)
     while k + 1 < j:                             # columns k and k + 1, their scalars in prm
-        col = R + col_at(B, k) - k              # col[k] is D's entry, col[i] row i of L
-        col1 = R + col_at(B, k + 1) - k - 1
+        col = F + col_at(B, k) - k              # col[k] holds 1 / D's entry, col[i] row i of L_P
+        col1 = F + col_at(B, k + 1) - k - 1
         for i in range(k + 2, min(k + 4, j)):   # okk_ldl2's elements, written out
             x = w[i] - prm[0] * col[i]
             col[i] = col[i] + prm[1] * x
@@ -184,7 +184,7 @@ cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const do
             col1[i] = col1[i] + prm[3] * x
             w[i] = x
         if k + 2 < j:
-            pair_head(R, B, j, k + 2, w, v, &g, ia, nxt)
+            pair_head(F, B, j, k + 2, w, v, &g, ia, nxt)
         if j - k - 4 > 0:
             okk_ldl2(col + k + 4, col1 + k + 4, w + k + 4, j - k - 4, prm[0], prm[1], prm[2], prm[3])
         for i in range(4):
@@ -199,15 +199,15 @@ cdef void newton_solve(double* R, Py_ssize_t B, Py_ssize_t j, double a, const do
         lo = hi - 4 if hi >= 4 else 0
         n = hi + 4 if hi + 4 < j else j                  # rows [hi, n): the previous block
         if hi - lo == 4 and j > n:
-            okk_dots4(R + col_at(B, lo) - lo + n, R + col_at(B, lo + 1) - lo - 1 + n,
-                      R + col_at(B, lo + 2) - lo - 2 + n, R + col_at(B, lo + 3) - lo - 3 + n, v + n,
+            okk_dots4(F + col_at(B, lo) - lo + n, F + col_at(B, lo + 1) - lo - 1 + n,
+                      F + col_at(B, lo + 2) - lo - 2 + n, F + col_at(B, lo + 3) - lo - 3 + n, v + n,
                       <int>(j - n), d)
         else:
             for m in range(lo, hi):
-                d[m - lo] = ok_dot(R + col_at(B, m) - m + n, v + n, <int>(j - n))
+                d[m - lo] = ok_dot(F + col_at(B, m) - m + n, v + n, <int>(j - n))
         m = hi - 1
         while m >= lo:
-            col = R + col_at(B, m) - m
+            col = F + col_at(B, m) - m
             acc = d[m - lo]
             for i in range(hi, n):
                 acc = acc + col[i] * v[i]
