@@ -1,6 +1,8 @@
 """KONS (PROS-N-KONS's kernel online Newton step on a leverage-sampled Nystrom embedding): the
 compiled learner against the NumPy oracle (tests/reference_kons.py), the embedding's invariants,
 and second-order accuracy on ijcnn1."""
+import os
+
 import numpy as np
 import pytest
 
@@ -151,7 +153,6 @@ print(json.dumps(out))
 def test_same_bits_at_every_simd_level():
     """The factor's update pass (okk_ldl2) and the four-column backward dots (okk_dots4) give the
     same bits with scalar, AVX2 and AVX-512 code."""
-    import os
     results = run_at_levels(LEVELS_CHILD.replace("{tests!r}", repr(os.path.dirname(os.path.abspath(__file__)))))
     assert results[0]["n"] == results[2]["n"] == 75
     assert results[0] == results[1] == results[2]

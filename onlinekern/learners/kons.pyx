@@ -116,6 +116,14 @@ cdef inline Py_ssize_t row_at(Py_ssize_t i) noexcept nogil:
     return i * (i + 1) // 2
 
 
+cdef inline double c1_row(double* l, double x, double p, double b) noexcept nogil:
+    """One row of one column in method C1 (okk_ldl2's element, for the scalar head rows): the
+    row's w entry x becomes x - p l, then l += b x; returns the new x."""
+    x = x - p * l[0]
+    l[0] = l[0] + b * x
+    return x
+
+
 cdef inline void ldl_column(double* col, double* w, double* v, Py_ssize_t k, double* g, double ia, double* p,
                             double* b) noexcept nogil:
     """Column k's scalars in the rank-one update P + w w^T of P = L D L^T (method C1, written with
@@ -138,12 +146,9 @@ cdef inline void pair_head(double* F, Py_ssize_t B, Py_ssize_t j, Py_ssize_t k, 
     """The scalar chain of columns k and k + 1: column k's scalars, its entry in row k + 1, column
     k + 1's scalars (prm: p, b of each)."""
     cdef double* col = F + col_at(B, k) - k
-    cdef double x
     ldl_column(col, w, v, k, g, ia, &prm[0], &prm[1])
     if k + 1 < j:
-        x = w[k + 1] - prm[0] * col[k + 1]      # okk_ldl2's element for one column, written out
-        col[k + 1] = col[k + 1] + prm[1] * x
-        w[k + 1] = x
+        w[k + 1] = c1_row(col + k + 1, w[k + 1], prm[0], prm[1])
         ldl_column(F + col_at(B, k + 1) - k - 1, w, v, k + 1, g, ia, &prm[2], &prm[3])
 
 
@@ -166,7 +171,7 @@ cdef void newton_solve(double* F, Py_ssize_t B, Py_ssize_t j, double a, const do
     cdef double prm[4]
     cdef double nxt[4]
     cdef double d[4]
-    cdef double acc, x, g = 1.0, ia = 1.0 / a
+    cdef double acc, g = 1.0, ia = 1.0 / a
     for i in range(j):
         w[i] = a * kv[i]
     if j == 0:
@@ -177,12 +182,8 @@ cdef void newton_solve(double* F, Py_ssize_t B, Py_ssize_t j, double a, const do
     while k + 1 < j:                             # columns k and k + 1, their scalars in prm
         col = F + col_at(B, k) - k              # col[k] holds 1 / D's entry, col[i] row i of L_P
         col1 = F + col_at(B, k + 1) - k - 1
-        for i in range(k + 2, min(k + 4, j)):   # okk_ldl2's elements, written out
-            x = w[i] - prm[0] * col[i]
-            col[i] = col[i] + prm[1] * x
-            x = x - prm[2] * col1[i]
-            col1[i] = col1[i] + prm[3] * x
-            w[i] = x
+        for i in range(k + 2, min(k + 4, j)):   # the pair's first two rows, as okk_ldl2
+            w[i] = c1_row(col1 + i, c1_row(col + i, w[i], prm[0], prm[1]), prm[2], prm[3])
         if k + 2 < j:
             pair_head(F, B, j, k + 2, w, v, &g, ia, nxt)
         if j - k - 4 > 0:
