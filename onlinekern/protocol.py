@@ -413,13 +413,30 @@ def trivial_error(y, task, order=None):
         y = y.astype(np.float64)
         before = np.concatenate([[0.0], np.cumsum(y)[:-1] / np.arange(1, n)])
         return float(np.sqrt(np.mean((y - before) ** 2)))
-    _, codes = np.unique(y, return_inverse=True)
-    counts = np.zeros(codes.max() + 1, dtype=np.int64)
-    leader, mistakes = 0, 0
-    for c in codes.tolist():
-        if c != leader:
-            mistakes += 1
+    return 100.0 * float(majority_mistakes(y).sum()) / n
+
+
+def majority_mistakes(y):
+    """Per example, 1.0 where the online majority-class predictor of :func:`trivial_error` errs
+    (it predicts the label seen most often before the example; ties and the first example: the
+    smallest such label), else 0.0.
+
+    Parameters
+    ----------
+    y : array (n,)
+        Labels in presentation order.
+
+    Returns
+    -------
+    ndarray (n,) of float64
+    """
+    _, codes = np.unique(np.asarray(y), return_inverse=True)
+    out = np.zeros(len(codes))
+    counts = np.zeros(int(codes.max()) + 1 if len(codes) else 1, dtype=np.int64)
+    leader = 0
+    for t, c in enumerate(codes.tolist()):
+        out[t] = c != leader
         counts[c] += 1
         if counts[c] > counts[leader] or (counts[c] == counts[leader] and c < leader):
             leader = c
-    return 100.0 * mistakes / n
+    return out

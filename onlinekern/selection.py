@@ -9,6 +9,10 @@ and keeps the best, by online successive halving:
 * all candidates learn the first :data:`STAGES` [0] examples, the better half (ranked on that
   stage's examples) the examples up to ``STAGES[1]``, and so on until one is left, which learns
   the rest of the stream alone;
+* a classification stage whose best candidate does not beat the majority-class predictor on the
+  stage's examples by two standard deviations (:func:`decided`) halves nobody: near chance the
+  ranking is noise, and the width that learns may be the one that starts slowest.  The last stage
+  always picks (its own ranking's best);
 * every candidate predicts each example before learning from it, as in any online pass, and the
   prediction that counts (mistake rate, RMSE, the returned scores) is the *follow-the-leader*
   one: the running candidate with the fewest mistakes on the examples before this one (ties: the
@@ -18,7 +22,8 @@ and keeps the best, by online successive halving:
 A stage's own examples rank the candidates, not their whole history: a sharper kernel learns more
 slowly but ends better (ijcnn1: FOGD at the chosen width makes 3.71 % over 141,691 examples
 against 5.08 % at the width that leads for the first 4,000).  The cost is 8 x 1,000 + 4 x 2,000 +
-2 x 4,000 = 24,000 extra example-steps at most, counted in the pass's ``seconds``.  The choice is
+2 x 4,000 = 24,000 example-steps when every stage decides, 8 x 7,000 = 56,000 at most (no stage
+before the last decides), counted in the pass's ``seconds``.  The choice is
 made on the first call's rows (``fit``, ``run_online``, the first ``partial_fit`` call or the first
 streamed chunk); a call shorter than the stages ends it with the leader.
 """
@@ -26,6 +31,7 @@ import numpy as np
 
 from onlinekern._core.learner import DivergenceError, RowData
 from onlinekern.kernels import scale_features
+from onlinekern.protocol import majority_mistakes
 
 #: Example counts at which the candidates still running are halved (8 -> 4 -> 2 -> 1).
 STAGES = (1000, 3000, 7000)
@@ -104,16 +110,40 @@ def leaders(mistakes, surrogate, m0=None, s0=None):
     return order[0]
 
 
-def survivors(alive, mistakes, surrogate):
-    """The better half (rounded up) of ``alive``, ranked on one stage's examples only.
+def decided(mistakes, trivial):
+    """Whether a stage can rank its candidates: its best candidate beats the majority-class
+    predictor by more than two standard deviations of a count (2 sqrt(m), m the predictor's
+    mistakes on the stage).
+
+    Near chance every candidate's count is noise, and halving on noise can drop the one width that
+    learns (FOGD on an XOR-of-topics text stream over 2^24 columns: 493-511 mistakes of the first
+    1,000 each, and the width that makes 1,630 of the next 4,000 against 1,963-2,014 was dropped).
+    An undecided stage keeps every candidate; the next stage's examples rank them.
+
+    Parameters
+    ----------
+    mistakes : ndarray (K, n), the running candidates' mistakes on the stage's examples
+    trivial : ndarray (n,), the majority-class predictor's (:func:`onlinekern.protocol.majority_mistakes`)
+
+    Returns
+    -------
+    bool
+    """
+    m = float(trivial.sum())
+    return float(mistakes.sum(axis=1).min()) < m - 2.0 * np.sqrt(m)
+
+
+def survivors(alive, mistakes, surrogate, keep=None):
+    """The better half (rounded up) of ``alive`` (or its best ``keep``), ranked on one stage's
+    examples only.
 
     A stage's own examples judge the candidates as they are now, not their start: a sharper kernel
     is slower to learn but ends better (ijcnn1: 16 x the median width trails the median width for
     the first 4,000 examples and makes 3.7 % against 5.1 % over 141,691).
     """
     key = sorted(range(len(alive)), key=lambda i: (mistakes[i].sum(), surrogate[i].sum(), i))
-    keep = sorted(key[: (len(alive) + 1) // 2])
-    return [alive[i] for i in keep]
+    keep = (len(alive) + 1) // 2 if keep is None else keep
+    return [alive[i] for i in sorted(key[:keep])]
 
 
 def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores=None, callback=None):
@@ -128,7 +158,9 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     ----------
     learner : OnlineLearner
         Initialised; its ``core_`` becomes the chosen candidate's, and ``gamma_``,
-        ``feature_scale_`` and ``width_choice_`` describe the chosen kernel.
+        ``feature_scale_`` and ``width_choice_`` describe the chosen kernel (``width_choice_``:
+        the candidate's index, their number, the example at which the race ended and the stage
+        ends at which no candidate was dropped).
     candidates : list of (feature scale or None, gamma, core)
     X : array or sparse matrix, validated, not scaled
     y, order, checkpoints, scores, callback
@@ -158,7 +190,10 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     run_m = run_sq = seconds = 0.0
     cp_m, cp_sq, cp_size, cp_sec = [], [], [], []
     a = 0
-    for end in race_stages(learner):
+    stages = race_stages(learner)
+    trivial = None if regression else majority_mistakes(yv[idx[:min(stages[-1], n)]])
+    undecided = []                  # stage ends where every candidate went on
+    for si, end in enumerate(stages):
         if len(alive) == 1 or a >= n:
             break
         b = min(end, n)
@@ -205,7 +240,14 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
         seconds += seg_sec
         tot_m[alive] += np.where(np.isfinite(mis), mis, np.inf).sum(axis=1)
         tot_s[alive] += sur.sum(axis=1)
-        alive = survivors(alive, mis, sur) if b < n else [alive[int(lead[-1])]]
+        if b >= n:
+            alive = [alive[int(lead[-1])]]
+        elif si == len(stages) - 1:             # the last stage picks its own ranking's best
+            alive = survivors(alive, mis, sur, keep=1)
+        elif trivial is None or decided(mis, trivial[a:b]):
+            alive = survivors(alive, mis, sur)
+        else:
+            undecided.append(int(b))
         a = b
     k = alive[0] if len(alive) == 1 else alive[int(leaders(np.zeros((len(alive), 0)), np.zeros((len(alive), 0)),
                                                              tot_m[alive], tot_s[alive])[-1])]
@@ -220,7 +262,7 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
         learner.__dict__.pop("feature_scale_", None)
     else:
         learner.feature_scale_ = s
-    learner.width_choice_ = {"candidate": k, "of": K, "decided_at": int(a)}
+    learner.width_choice_ = {"candidate": k, "of": K, "decided_at": int(a), "undecided": undecided}
     head = {"n_mistakes": 0 if regression else int(run_m), "sq_error": run_m if regression else 0.0,
             "seconds": seconds, "n_done": int(a),
             "cp_mistakes": np.array(cp_m, dtype=np.int64), "cp_sq_error": np.array(cp_sq, dtype=np.float64),

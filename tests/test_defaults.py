@@ -6,9 +6,9 @@ import pytest
 
 import onlinekern as ok
 from onlinekern.preprocessing import FeatureScaler
-from onlinekern.protocol import trivial_error
+from onlinekern.protocol import majority_mistakes, trivial_error
 from onlinekern.seeding import permutation
-from onlinekern.selection import STAGES, leaders, losses, survivors
+from onlinekern.selection import STAGES, decided, leaders, losses, survivors
 
 
 def _regression(n=600, d=4, seed=0):
@@ -85,6 +85,35 @@ def test_leaders_follow_the_past_only():
     assert m.tolist() == [0.0, 1.0, 1.0] and s.tolist() == [0.5, 3.0, 1.0]
 
 
+def test_a_stage_decides_only_beyond_two_standard_deviations_of_chance():
+    """decided(): the best candidate must beat the majority-class predictor's m mistakes by more
+    than 2 sqrt(m) on the stage (here m = 100: 79 decides, 80 does not)."""
+    trivial = np.zeros(1000)
+    trivial[:100] = 1.0
+    worse, better = np.zeros((3, 1000)), np.zeros((3, 1000))
+    worse[:, :80] = 1.0
+    better[:, :80] = 1.0
+    better[1, 79] = 0.0
+    assert not decided(worse, trivial)
+    assert decided(better, trivial)
+
+
+def test_the_race_keeps_every_width_while_no_stage_beats_chance():
+    """On labels no kernel can predict (coin flips) no stage before the last drops a candidate; on
+    labels the kernels learn the first stage already halves."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-3, 3, size=(7500, 5))
+    coin = np.where(rng.uniform(size=7500) < 0.5, 1, -1)
+    noise = ok.make_learner("fogd-hinge", n_components=20, n_threads=1)
+    ok.run_online(noise, X, coin)
+    assert noise.width_choice_["undecided"] == [STAGES[0], STAGES[1]]
+    assert noise.width_choice_["decided_at"] == STAGES[-1]
+    Xb, yb = _binary(n=3500)
+    signal = ok.make_learner("fogd-hinge", n_components=50, n_threads=1)
+    ok.run_online(signal, Xb, yb)
+    assert STAGES[0] not in signal.width_choice_["undecided"]
+
+
 def test_width_choice_is_online_and_consistent():
     """The mistakes reported for a pass with gamma='auto' are those of the returned scores (the
     follow-the-leader candidate's while several run, the chosen one's after)."""
@@ -131,6 +160,9 @@ def test_trivial_error_matches_a_plain_loop():
         mistakes += best != v
         counts[v] = counts.get(v, 0) + 1
     assert trivial_error(y, "multiclass") == pytest.approx(100 * mistakes / len(y))
+    per = majority_mistakes(y)
+    assert set(per.tolist()) <= {0.0, 1.0} and per.sum() == mistakes
+    assert per[0] == (y[0] != 3)                         # the first prediction: the smallest label
     t = rng.normal(size=300)
     pred = np.concatenate([[0.0], np.cumsum(t)[:-1] / np.arange(1, 300)])
     assert trivial_error(t, "regression") == pytest.approx(np.sqrt(np.mean((t - pred) ** 2)))
@@ -232,8 +264,9 @@ def test_bsgd_lambda_follows_the_stream_length(ijcnn1_slice):
 
 def test_bogd_races_widths_until_the_budget_has_filled(ijcnn1_slice):
     """BOGD's width race waits for 3 fills of its budget (race_stages) and keeps a sharper kernel
-    than the race of STAGES, which judges the candidates before the budget binds; the sharper
-    kernel makes fewer mistakes on the whole slice."""
+    than the median width, which leads while the budget does not bind (and which the race of
+    STAGES kept before its first stage had to beat chance); the sharper kernel makes fewer mistakes
+    on the whole slice."""
     from onlinekern.selection import race_stages
 
     X, y = ijcnn1_slice
@@ -244,7 +277,9 @@ def test_bogd_races_widths_until_the_budget_has_filled(ijcnn1_slice):
     short_race = ok.BOGD(n_threads=1)
     short_race.race_budget_fills = 0                          # the race of STAGES
     assert race_stages(short_race) == STAGES
-    short = ok.run_online(short_race, X, y)
+    ok.run_online(short_race, X, y)
     assert short_race.width_choice_["decided_at"] == STAGES[-1]
-    assert long_race.gamma_ > short_race.gamma_
-    assert res.error < short.error
+    median = ok.BOGD(n_threads=1, gamma="median")
+    at_median = ok.run_online(median, X, y)
+    assert long_race.gamma_ > median.gamma_
+    assert res.error < at_median.error
