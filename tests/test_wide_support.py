@@ -316,3 +316,71 @@ def test_wide_layouts_same_bits_at_one_and_two_threads(name, layout, force_paral
         assert m.core_.sv.storage == layout
         out.append(scores(m, Xw[:200]))
     np.testing.assert_array_equal(out[0], out[1])
+
+
+# -- dense rows of heavy slab SVs ----------------------------------------------------------------
+
+@pytest.fixture
+def heavy_always():
+    """Every slab SV of two or more entries is also held as a dense row (the heavy path on small
+    data); the byte bound left as it is."""
+    old = support.set_storage_limits(heavy_nnz=2)
+    yield
+    support.set_storage_limits(*old)
+
+
+@pytest.mark.parametrize("name", COMPARABLE)
+def test_heavy_dense_rows_give_the_same_scores(name, slab_always, heavy_always):
+    X, y = synthetic(d=200, seed=3, density=0.03)
+    ref = make(name).fit(X, y)
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 22), 2 ** 22)
+    m = make(name).fit(Xw, y)
+    assert m.core_.sv.storage == "slab"
+    assert m.core_.sv.dense_rows == sum(np.diff(m.support_vectors_.indptr) >= 2) > 0
+    np.testing.assert_allclose(scores(m, Xw[:300]), scores(ref, X[:300]), rtol=0, atol=1e-12)
+
+
+def test_heavy_rows_respect_their_byte_bound_and_can_be_switched_off(slab_always):
+    X, y = synthetic(d=200, seed=3, density=0.03)
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 22), 2 ** 22)
+    runs = {}
+    # none, three rows (200 columns: the scatter buffers hold 256 compact columns), all
+    for nbytes in (0, 3 * 8 * 256, 1 << 30):
+        old = support.set_storage_limits(heavy_nnz=2, heavy_bytes=nbytes)
+        try:
+            m = make("bsgd-merge").fit(Xw, y)
+        finally:
+            support.set_storage_limits(*old)
+        sv = m.core_.sv
+        runs[nbytes] = (sv.dense_rows, scores(m, Xw[:300]))
+    assert runs[0][0] == 0
+    assert runs[3 * 8 * 256][0] == 3
+    assert runs[1 << 30][0] > 3
+    for _, s in runs.values():
+        np.testing.assert_allclose(s, runs[0][1], rtol=0, atol=1e-12)
+
+
+def test_bsgd_merge_sinks_on_text_get_dense_rows():
+    """Near-orthogonal sparse rows (40 of 2^20 columns each): the most merged SV collects their
+    columns and gets a dense row at the default threshold; the scores are those of a run without
+    dense rows (to 1e-9), and so are the mistakes."""
+    rng = np.random.default_rng(5)
+    n, d = 2500, 2 ** 20
+    rows = [np.unique(rng.integers(0, d, size=40)) for _ in range(n)]
+    X = sp.csr_matrix((rng.random(sum(map(len, rows))) + 0.5, np.concatenate(rows),
+                       np.concatenate([[0], np.cumsum([len(r) for r in rows])])), shape=(n, d))
+    low = np.asarray(X[:, : d // 2].sum(axis=1)).ravel()      # mass in the lower half of the columns
+    y = np.where(low > np.median(low), 1.0, -1.0)
+    runs = []
+    for nbytes in (0, None):
+        old = support.set_storage_limits(heavy_bytes=nbytes)
+        try:
+            m = ok.make_learner("bsgd-merge", gamma=0.2, budget=50, lam=1e-4)
+            r = ok.run_online(m, X, y, keep_scores=True)
+        finally:
+            support.set_storage_limits(*old)
+        runs.append((m.core_.sv.dense_rows, r))
+    assert runs[0][0] == 0 and runs[1][0] >= 1
+    assert max(np.diff(m.support_vectors_.indptr)) >= support.HEAVY_NNZ
+    np.testing.assert_allclose(runs[1][1].scores, runs[0][1].scores, rtol=0, atol=1e-9)
+    assert runs[1][1].n_mistakes == runs[0][1].n_mistakes

@@ -201,6 +201,12 @@ cdef class SupportSet:
     cdef int* eidx                       # entries(): original columns (dense mode: 0..d-1)
     cdef Py_ssize_t ecap
     cdef public bint failed              # a query buffer could not grow (values are NaN)
+    # slab: "heavy" SVs (at least heavy_nnz entries) are also held as a dense row over the compact
+    # columns (scap doubles), so a kernel value sums over the query's entries, not the SV's
+    cdef double** mir                    # cap: slot i's dense row, or NULL
+    cdef double** mpool                  # zeroed spare rows (at most MIR_POOL)
+    cdef int nmir, npool                 # rows in use, spare rows
+    cdef const double* svq               # begin_sv_query: SV m scattered (sbuf or its dense row)
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil
     cdef void _mirror(self, Py_ssize_t i) noexcept nogil
@@ -237,12 +243,19 @@ cdef class SupportSet:
     cdef void _unload(self, const int* idx, int nnz) noexcept nogil
     cdef int _store(self, Py_ssize_t i, const double* x, const int* idx, int nnz) noexcept nogil
     cdef int _slab_put(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil
+    cdef int _slab_store(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil
     cdef int _slab_compact(self, long long need) noexcept nogil
     cdef int _widen(self, Py_ssize_t need) noexcept nogil
     cdef int _to_slab(self) noexcept nogil
     cdef int _scratch(self, Py_ssize_t ncols, Py_ssize_t nent) noexcept nogil
     cdef void _scatter(self, Py_ssize_t i, double* buf) noexcept nogil
     cdef void _unscatter(self, Py_ssize_t i, double* buf) noexcept nogil
+    cdef const double* _dense_of(self, Py_ssize_t i, double* buf) noexcept nogil
+    cdef void _undense(self, Py_ssize_t i, double* buf) noexcept nogil
+    cdef void _mir_clear(self, Py_ssize_t i) noexcept nogil
+    cdef void _mir_drop(self, Py_ssize_t i) noexcept nogil
+    cdef void _mir_fit(self, Py_ssize_t i) noexcept nogil
+    cdef int _mir_grow(self, Py_ssize_t nc) noexcept nogil
     cdef void _blocks(self, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil
 

@@ -30,6 +30,12 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   dense formula with the roles swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the
   query's order), and the buffer is cleared after; blocks of SV_BLOCK keep the sums independent
   of the threads.
+  A slab SV with at least HEAVY_NNZ entries (BSGD's merged "sinks" on text, which collect every
+  column the stream shows) is also held as a dense row over the compact columns, within
+  HEAVY_BYTES per set: its kernel values then sum over the query's entries (the dense path's
+  sparse-query formula), so it costs what a fresh SV costs, and merges read it instead of
+  scattering it.  The slab stays the SV's record (entries, model files); the row only answers
+  kernel values, and whether an SV has one depends on the stored sequence alone.
 
 Learners never read the layout: ``entries`` gives an SV as a query row with original columns,
 ``sv_nz`` / ``col_of`` its values without copying, ``merge_into`` BSGD's merged point (over the
@@ -49,8 +55,10 @@ from onlinekern._core.columns cimport ColumnMap
 cdef extern from "ok_kernel.h" nogil:
     void ok_sqdist_fm(const double* XT, Py_ssize_t B, Py_ssize_t lo, Py_ssize_t hi, const double* x,
                       const int* idx, int nnz, bint dense, const double* sqn, double* dist)
-    void ok_sqdist_slab(const long long* off, const int* nz, const double* val, const int* col, Py_ssize_t lo,
-                        Py_ssize_t hi, const double* q, double xsq, double* dist)
+    void ok_sqdist_slab_mir(const long long* off, const int* nz, const double* val, const int* col,
+                            double* const* mir, const double* sqn, Py_ssize_t lo, Py_ssize_t hi,
+                            const double* q, double xsq, const double* xv, const int* xc, int xn,
+                            double* dist)
 
 import numpy as np
 
@@ -64,6 +72,14 @@ SLAB_MIN_WIDTH = 1024
 #: ... and hold fewer than 1/SLAB_SPARSITY nonzeros on average.
 SLAB_SPARSITY = 8
 cdef int wide_d = WIDE_D, slab_min_width = SLAB_MIN_WIDTH, slab_sparsity = SLAB_SPARSITY
+#: Slab SVs with at least this many stored nonzeros are also held as a dense row over the compact
+#: columns (BSGD's merged "sinks" on text: every column the stream has shown) ...
+HEAVY_NNZ = 1024
+#: ... within this many bytes of such rows per support set (the rest stay slab-only).
+HEAVY_BYTES = 64 << 20
+cdef int heavy_min_nnz = HEAVY_NNZ
+cdef long long heavy_max_bytes = HEAVY_BYTES
+cdef int MIR_POOL = 4                    # zeroed spare dense rows kept for reuse
 cdef int COMPACT_W0 = 64                 # first compact width (the last column stays all zeros)
 STORAGE = {"dense": STORE_DENSE, "compact": STORE_COMPACT, "slab": STORE_SLAB}
 STORAGE_NAMES = {v: k for k, v in STORAGE.items()}
@@ -78,16 +94,22 @@ def get_par_threshold():
     return default_par_threshold
 
 
-def set_storage_limits(wide=None, slab_width=None):
-    """Set the width above which new support sets store compact columns (default WIDE_D) and the
-    compact width above which sparse rows move to the slab (default SLAB_MIN_WIDTH); None keeps a
-    value.  Returns the previous pair.  Tests lower them to exercise the wide paths on small data."""
-    global wide_d, slab_min_width
-    old = (wide_d, slab_min_width)
+def set_storage_limits(wide=None, slab_width=None, heavy_nnz=None, heavy_bytes=None):
+    """Set the width above which new support sets store compact columns (default WIDE_D), the
+    compact width above which sparse rows move to the slab (default SLAB_MIN_WIDTH), the stored
+    nonzeros from which a slab SV is also held as a dense row (default HEAVY_NNZ) and the bytes of
+    such rows a support set may hold (default HEAVY_BYTES); None keeps a value.  Returns the
+    previous four, in this order.  Tests change them to exercise the wide paths on small data."""
+    global wide_d, slab_min_width, heavy_min_nnz, heavy_max_bytes
+    old = (wide_d, slab_min_width, heavy_min_nnz, heavy_max_bytes)
     if wide is not None:
         wide_d = max(1, int(wide))
     if slab_width is not None:
         slab_min_width = max(0, int(slab_width))
+    if heavy_nnz is not None:
+        heavy_min_nnz = max(1, int(heavy_nnz))
+    if heavy_bytes is not None:
+        heavy_max_bytes = max(0, int(heavy_bytes))
     return old
 
 
@@ -169,14 +191,27 @@ cdef class SupportSet:
             raise MemoryError(f"cannot allocate a support set of {initial} vectors of dimension {d}")
 
     def __dealloc__(self):
+        cdef Py_ssize_t i
         free(self.X); free(self.XT); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
         free(self.gam); free(self.nz); free(self.off); free(self.pval); free(self.pcol); free(self.qidx)
         free(self.qbuf); free(self.sbuf); free(self.tbuf); free(self.ebuf); free(self.eidx)
+        if self.mir != NULL:
+            for i in range(self.cap):
+                free(self.mir[i])
+        if self.mpool != NULL:
+            for i in range(self.npool):
+                free(self.mpool[i])
+        free(self.mir); free(self.mpool)
 
     @property
     def storage(self):
         """The storage mode: "dense", "compact" or "slab"."""
         return STORAGE_NAMES[self.mode]
+
+    @property
+    def dense_rows(self):
+        """Slab SVs also held as a dense row over the compact columns (heavy SVs; 0 otherwise)."""
+        return self.nmir
 
     # -- storage ----------------------------------------------------------------------------
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil:
@@ -217,6 +252,14 @@ cdef class SupportSet:
         p = realloc(self.part, nb * self.C * sizeof(double))
         if p == NULL: return -1
         self.part = <double*>p
+        p = realloc(self.mir, cap * sizeof(double*))
+        if p == NULL: return -1
+        self.mir = <double**>p
+        for j in range(self.cap, cap):
+            self.mir[j] = NULL
+        if self.mpool == NULL:
+            self.mpool = <double**>calloc(MIR_POOL, sizeof(double*))
+            if self.mpool == NULL: return -1
         if self.mode != STORE_SLAB:
             # the mirror's stride is the capacity: lay it out anew
             p = malloc(cap * self.w * sizeof(double))
@@ -250,6 +293,7 @@ cdef class SupportSet:
             memset(self.qbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
             memset(self.sbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
             memset(self.tbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
+            self._mir_grow(nc)
             self.scap = nc
         if nent > self.qcap:
             nc = 2 * self.qcap if self.qcap else 64
@@ -334,7 +378,11 @@ cdef class SupportSet:
         self.nnz_total = p
         self.mode = STORE_SLAB
         self.w = 0
-        return self._scratch(nc + 1, nc + 1)
+        if self._scratch(nc + 1, nc + 1) != 0:
+            return -1
+        for i in range(self.n):
+            self._mir_fit(i)
+        return 0
 
     cdef int _slab_compact(self, long long need) noexcept nogil:
         """Rewrite the pool without holes, with room for ``need`` more entries."""
@@ -356,7 +404,17 @@ cdef class SupportSet:
         return 0
 
     cdef int _slab_put(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil:
-        """Slab: slot i's vector becomes the m entries (vals, compact cols).  0, or -1."""
+        """Slab: slot i's vector becomes the m entries (vals, compact cols), its dense row (if
+        any) kept equal.  0, or -1."""
+        if self.mir[i] != NULL:
+            self._mir_clear(i)
+        if self._slab_store(i, vals, cols, m) != 0:
+            return -1
+        self._mir_fit(i)
+        return 0
+
+    cdef int _slab_store(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil:
+        """_slab_put without the dense row: the pool only.  0, or -1."""
         if i < self.n:
             self.pholes += self.nz[i]
             self.nnz_total -= self.nz[i]
@@ -371,6 +429,101 @@ cdef class SupportSet:
         self.pused += m
         self.nnz_total += m
         return 0
+
+    # -- dense rows of heavy slab SVs ----------------------------------------------------------
+    cdef void _mir_clear(self, Py_ssize_t i) noexcept nogil:
+        """Zero slot i's dense row at its stored entries (the row is then all zeros)."""
+        cdef double* r = self.mir[i]
+        cdef int kk
+        for kk in range(self.nz[i]):
+            r[self.pcol[self.off[i] + kk]] = 0.0
+
+    cdef void _mir_drop(self, Py_ssize_t i) noexcept nogil:
+        """Release slot i's dense row (kept zeroed in the pool, or freed)."""
+        if self.mir[i] == NULL:
+            return
+        self._mir_clear(i)
+        if self.npool < MIR_POOL:
+            self.mpool[self.npool] = self.mir[i]
+            self.npool += 1
+        else:
+            free(self.mir[i])
+        self.mir[i] = NULL
+        self.nmir -= 1
+
+    cdef void _mir_fit(self, Py_ssize_t i) noexcept nogil:
+        """After slot i's entries were written (its dense row, if any, zero): a row for a heavy SV
+        while the byte bound allows, none for one that fell under half the threshold, and the
+        row filled.  Deterministic: it depends on the sequence of stores only."""
+        cdef double* r = self.mir[i]
+        cdef int kk
+        cdef long long most
+        if r != NULL and self.nz[i] < heavy_min_nnz // 2:
+            self._mir_drop(i)                  # already zero: the pool gets a clean row
+            return
+        if r == NULL:
+            if self.nz[i] < heavy_min_nnz:
+                return
+            most = heavy_max_bytes // (<long long>self.scap * <long long>sizeof(double))
+            if self.nmir + self.npool >= most and self.npool == 0:
+                return
+            if self.npool > 0:
+                self.npool -= 1
+                r = self.mpool[self.npool]
+            else:
+                r = <double*>calloc(self.scap, sizeof(double))
+                if r == NULL:
+                    return                         # the slab alone still gives every value
+            self.mir[i] = r
+            self.nmir += 1
+        for kk in range(self.nz[i]):
+            r[self.pcol[self.off[i] + kk]] = self.pval[self.off[i] + kk]
+
+    cdef int _mir_grow(self, Py_ssize_t nc) noexcept nogil:
+        """The compact columns grew to nc: widen every dense row (zero tails), then free spare
+        rows and, from the last slot down, rows in use until the byte bound holds.  Always 0: a
+        row that cannot grow is dropped (the slab alone still gives every value)."""
+        cdef Py_ssize_t i
+        cdef void* p
+        cdef long long most = heavy_max_bytes // (<long long>nc * <long long>sizeof(double))
+        while self.npool > 0 and (self.nmir + self.npool > most):
+            self.npool -= 1
+            free(self.mpool[self.npool])
+        for i in range(self.npool):
+            p = realloc(self.mpool[i], nc * sizeof(double))
+            if p == NULL:
+                free(self.mpool[i])
+                self.npool -= 1
+                self.mpool[i] = self.mpool[self.npool]
+                continue
+            self.mpool[i] = <double*>p
+            memset(self.mpool[i] + self.scap, 0, (nc - self.scap) * sizeof(double))
+        i = self.n - 1
+        while i >= 0:
+            if self.mir[i] != NULL:
+                p = NULL
+                if self.nmir + self.npool <= most:
+                    p = realloc(self.mir[i], nc * sizeof(double))
+                if p == NULL:
+                    free(self.mir[i])
+                    self.nmir -= 1
+                else:
+                    memset(<double*>p + self.scap, 0, (nc - self.scap) * sizeof(double))
+                self.mir[i] = <double*>p
+            i -= 1
+        return 0
+
+    cdef const double* _dense_of(self, Py_ssize_t i, double* buf) noexcept nogil:
+        """Slab SV i over the compact columns: its dense row, or scattered into buf."""
+        if self.mir[i] != NULL:
+            return self.mir[i]
+        self._scatter(i, buf)
+        return buf
+
+    cdef void _undense(self, Py_ssize_t i, double* buf) noexcept nogil:
+        """Undo _dense_of(i, buf)."""
+        if self.mir[i] == NULL:
+            self._unscatter(i, buf)
 
     cdef int _store(self, Py_ssize_t i, const double* x, const int* idx, int nnz) noexcept nogil:
         """Write the vector (x, idx, nnz) into slot i.  0, or -1 without memory."""
@@ -433,9 +586,12 @@ cdef class SupportSet:
             self.nnz_total -= self.nz[i]
         if self.mode == STORE_SLAB:
             self.pholes += self.nz[i]
+            self._mir_drop(i)
         if i != last:
             if self.mode == STORE_SLAB:
                 self.off[i] = self.off[last]
+                self.mir[i] = self.mir[last]
+                self.mir[last] = NULL
             else:
                 memcpy(self.X + i * self.w, self.X + last * self.w, self.w * sizeof(double))
                 self._mirror(i)
@@ -549,6 +705,8 @@ cdef class SupportSet:
             return 0.0
         if self.mode == STORE_COMPACT:
             return self.X[i * self.w + c] if c < self.w else 0.0
+        if self.mir[i] != NULL:
+            return self.mir[i][c]
         for kk in range(self.nz[i]):
             if self.pcol[self.off[i] + kk] == c:
                 return self.pval[self.off[i] + kk]
@@ -602,6 +760,9 @@ cdef class SupportSet:
         cdef int kk, cnt = 0, c
         cdef double* rm
         cdef const double* rj
+        cdef const double* sm
+        cdef const double* tj
+        cdef bint moved
         cdef double v
         cdef long long om, oj
         if self.mode == STORE_DENSE:
@@ -630,29 +791,44 @@ cdef class SupportSet:
             self.nz[m] = cnt
             self._set_coefs(m, alpha)
             return 0
-        # slab: both scattered, m's entries then j's entries outside m's support
-        self._scatter(m, self.sbuf)
-        self._scatter(j, self.tbuf)
+        # slab: both over the compact columns (dense rows or scattered), m's entries then j's
+        # entries outside m's support
+        sm = self._dense_of(m, self.sbuf)
+        tj = self._dense_of(j, self.tbuf)
+        # a sink absorbing a fresh SV (j has a dense row, m none): j's row becomes z's as the
+        # entries are computed, and moves to m (j leaves the set next) -- no clearing and refilling
+        moved = self.mir[m] == NULL and self.mir[j] != NULL
         om = self.off[m]
         oj = self.off[j]
         for kk in range(self.nz[m]):
             c = self.pcol[om + kk]
-            v = h * self.pval[om + kk] + (1.0 - h) * self.tbuf[c]
+            v = h * self.pval[om + kk] + (1.0 - h) * tj[c]
+            if moved:
+                self.mir[j][c] = v
             if v != 0.0:
                 self.ebuf[cnt] = v
                 self.qidx[cnt] = c
                 cnt += 1
         for kk in range(self.nz[j]):
             c = self.pcol[oj + kk]
-            if self.sbuf[c] == 0.0:
+            if sm[c] == 0.0:
                 v = h * 0.0 + (1.0 - h) * self.pval[oj + kk]
+                if moved:
+                    self.mir[j][c] = v
                 if v != 0.0:
                     self.ebuf[cnt] = v
                     self.qidx[cnt] = c
                     cnt += 1
-        self._unscatter(m, self.sbuf)
-        self._unscatter(j, self.tbuf)
-        if self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
+        self._undense(m, self.sbuf)
+        self._undense(j, self.tbuf)
+        if moved:
+            if self._slab_store(m, self.ebuf, self.qidx, cnt) != 0:
+                return -1
+            self.mir[m] = self.mir[j]           # now z over the compact columns
+            self.mir[j] = NULL
+            if cnt < heavy_min_nnz // 2:
+                self._mir_drop(m)
+        elif self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
             return -1
         self.sqn[m] = row_sqnorm(self.ebuf, cnt)
         self._set_coefs(m, alpha)
@@ -706,7 +882,8 @@ cdef class SupportSet:
         elif self.mode == STORE_COMPACT:
             ok_sqdist_fm(self.XT, self.cap, lo, hi, x, self.qidx, nnz, False, self.sqn, out)
         else:
-            ok_sqdist_slab(self.off, self.nz, self.pval, self.pcol, lo, hi, self.qbuf, self.qsq, out)
+            ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.sqn, lo, hi, self.qbuf,
+                               self.qsq, x, self.qidx, nnz, out)
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""
@@ -742,7 +919,8 @@ cdef class SupportSet:
         if self.mode == STORE_COMPACT:
             ok_sqdist_fm(self.XT + i, self.cap, 0, 1, x, self.qidx, nnz, False, self.sqn + i, &dist)
         else:
-            ok_sqdist_slab(self.off + i, self.nz + i, self.pval, self.pcol, 0, 1, self.qbuf, self.qsq, &dist)
+            ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.sqn + i, 0, 1,
+                               self.qbuf, self.qsq, x, self.qidx, nnz, &dist)
         self._unload(idx, nnz)
         return dist
 
@@ -753,11 +931,13 @@ cdef class SupportSet:
     cdef double log_kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
         """ln k(x_i, x_j) = -gamma ||x_i - x_j||^2 between two stored SVs."""
         cdef double dist
+        cdef const double* q
         if self.mode != STORE_SLAB:
             return -self.gamma * ok_sqdist(self.X + i * self.w, self.X + j * self.w, self.w)
-        self._scatter(j, self.tbuf)
-        ok_sqdist_slab(self.off + i, self.nz + i, self.pval, self.pcol, 0, 1, self.tbuf, self.sqn[j], &dist)
-        self._unscatter(j, self.tbuf)
+        q = self._dense_of(j, self.tbuf)
+        ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.sqn + i, 0, 1, q,
+                           self.sqn[j], self.pval + self.off[j], self.pcol + self.off[j], self.nz[j], &dist)
+        self._undense(j, self.tbuf)
         return -self.gamma * dist
 
     cdef double kernel_sv(self, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
@@ -767,7 +947,7 @@ cdef class SupportSet:
     cdef void begin_sv_query(self, Py_ssize_t m) noexcept nogil:
         """Make SV m the query of log_kernels_sv (the slab scatters it); end with end_sv_query."""
         if self.mode == STORE_SLAB:
-            self._scatter(m, self.sbuf)
+            self.svq = self._dense_of(m, self.sbuf)
         self.sq_slot = m
 
     cdef void log_kernels_sv(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double* out) noexcept nogil:
@@ -775,7 +955,8 @@ cdef class SupportSet:
         begin_sv_query.  Reads only: blocks of candidates may run in parallel."""
         cdef Py_ssize_t i
         if self.mode == STORE_SLAB:
-            ok_sqdist_slab(self.off, self.nz, self.pval, self.pcol, a, b, self.sbuf, self.sqn[m], out)
+            ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.sqn, a, b, self.svq,
+                               self.sqn[m], self.pval + self.off[m], self.pcol + self.off[m], self.nz[m], out)
             for i in range(a, b):
                 out[i] = -self.gamma * out[i]
             return
@@ -784,7 +965,7 @@ cdef class SupportSet:
 
     cdef void end_sv_query(self) noexcept nogil:
         if self.mode == STORE_SLAB and self.sq_slot >= 0:
-            self._unscatter(self.sq_slot, self.sbuf)
+            self._undense(self.sq_slot, self.sbuf)
         self.sq_slot = -1
 
     cdef void _block(self, Py_ssize_t b, const double* x, const int* idx, int nnz, double xsq, bint want_scores) noexcept nogil:
