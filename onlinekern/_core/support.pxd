@@ -219,6 +219,7 @@ cdef class SupportSet:
     cdef int replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil
     cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil
     cdef int merge_into(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil
+    cdef int _merge_into_row(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil
     cdef double* row(self, Py_ssize_t i) noexcept nogil
     cdef int entries(self, Py_ssize_t i, const double** x, const int** idx) noexcept nogil
     cdef int sv_nz(self, Py_ssize_t i, const double** vals, const int** cols) noexcept nogil

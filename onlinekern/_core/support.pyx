@@ -34,7 +34,8 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   column the stream shows) is also held as a dense row over the compact columns, within
   HEAVY_BYTES per set: its kernel values then sum over the query's entries (the dense path's
   sparse-query formula), so it costs what a fresh SV costs, and merges read it instead of
-  scattering it.  The slab stays the SV's record (entries, model files); the row only answers
+  scattering it; its entries are kept sorted by compact column, so a sink absorbing a fresh SV
+  is merged in one ordered pass that turns its row into the merged point.  The slab stays the SV's record (entries, model files); the row only answers
   kernel values, and whether an SV has one depends on the stored sequence alone.
 
 Learners never read the layout: ``entries`` gives an SV as a query row with original columns,
@@ -119,6 +120,27 @@ def set_par_threshold(Py_ssize_t value):
     old = default_par_threshold
     default_par_threshold = max(0, value)
     return old
+
+
+cdef void sort_entries(int* col, double* val, int n) noexcept nogil:
+    """Sort the entries (col, val)[0:n] by column in place (Shell sort with Knuth's gaps; the
+    columns are distinct, so the result is unique)."""
+    cdef int g = 1, i, k, c
+    cdef double v
+    while g < n // 3:
+        g = 3 * g + 1
+    while g >= 1:
+        for i in range(g, n):
+            c = col[i]
+            v = val[i]
+            k = i
+            while k >= g and col[k - g] > c:
+                col[k] = col[k - g]
+                val[k] = val[k - g]
+                k -= g
+            col[k] = c
+            val[k] = v
+        g //= 3
 
 
 cdef double row_sqnorm(const double* x, int nnz) noexcept nogil:
@@ -476,6 +498,7 @@ cdef class SupportSet:
                     return                         # the slab alone still gives every value
             self.mir[i] = r
             self.nmir += 1
+        sort_entries(self.pcol + self.off[i], self.pval + self.off[i], self.nz[i])
         for kk in range(self.nz[i]):
             r[self.pcol[self.off[i] + kk]] = self.pval[self.off[i] + kk]
 
@@ -762,7 +785,6 @@ cdef class SupportSet:
         cdef const double* rj
         cdef const double* sm
         cdef const double* tj
-        cdef bint moved
         cdef double v
         cdef long long om, oj
         if self.mode == STORE_DENSE:
@@ -791,20 +813,17 @@ cdef class SupportSet:
             self.nz[m] = cnt
             self._set_coefs(m, alpha)
             return 0
+        if self.mir[m] == NULL and self.mir[j] != NULL:
+            return self._merge_into_row(m, j, h, alpha)
         # slab: both over the compact columns (dense rows or scattered), m's entries then j's
         # entries outside m's support
         sm = self._dense_of(m, self.sbuf)
         tj = self._dense_of(j, self.tbuf)
-        # a sink absorbing a fresh SV (j has a dense row, m none): j's row becomes z's as the
-        # entries are computed, and moves to m (j leaves the set next) -- no clearing and refilling
-        moved = self.mir[m] == NULL and self.mir[j] != NULL
         om = self.off[m]
         oj = self.off[j]
         for kk in range(self.nz[m]):
             c = self.pcol[om + kk]
             v = h * self.pval[om + kk] + (1.0 - h) * tj[c]
-            if moved:
-                self.mir[j][c] = v
             if v != 0.0:
                 self.ebuf[cnt] = v
                 self.qidx[cnt] = c
@@ -813,23 +832,53 @@ cdef class SupportSet:
             c = self.pcol[oj + kk]
             if sm[c] == 0.0:
                 v = h * 0.0 + (1.0 - h) * self.pval[oj + kk]
-                if moved:
-                    self.mir[j][c] = v
                 if v != 0.0:
                     self.ebuf[cnt] = v
                     self.qidx[cnt] = c
                     cnt += 1
         self._undense(m, self.sbuf)
         self._undense(j, self.tbuf)
-        if moved:
-            if self._slab_store(m, self.ebuf, self.qidx, cnt) != 0:
-                return -1
-            self.mir[m] = self.mir[j]           # now z over the compact columns
-            self.mir[j] = NULL
-            if cnt < heavy_min_nnz // 2:
-                self._mir_drop(m)
-        elif self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
+        if self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
             return -1
+        self.sqn[m] = row_sqnorm(self.ebuf, cnt)
+        self._set_coefs(m, alpha)
+        return 0
+
+    cdef int _merge_into_row(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil:
+        """merge_into for a sink absorbing a fresh SV (slab; j has a dense row, m none): one pass
+        over both supports in column order (a row's entries are kept sorted by compact column, and
+        m's, about to be replaced, are sorted in place), each value computed as merge_into computes
+        it, j's row turned into z's as it goes and handed to slot m (j leaves the set next): the
+        sink's columns are visited in increasing order, and neither SV is scattered."""
+        cdef double* M = self.mir[j]
+        cdef long long om = self.off[m], oj = self.off[j]
+        cdef int a = 0, b = 0, nm = self.nz[m], nj = self.nz[j], cnt = 0, c, cm, cj
+        cdef double v
+        sort_entries(self.pcol + om, self.pval + om, nm)
+        while a < nm or b < nj:
+            cm = self.pcol[om + a] if a < nm else -1
+            cj = self.pcol[oj + b] if b < nj else -1
+            if cj < 0 or (cm >= 0 and cm <= cj):
+                c = cm
+                v = h * self.pval[om + a] + (1.0 - h) * M[c]
+                a += 1
+                if c == cj:
+                    b += 1
+            else:
+                c = cj
+                v = h * 0.0 + (1.0 - h) * self.pval[oj + b]
+                b += 1
+            M[c] = v
+            if v != 0.0:
+                self.ebuf[cnt] = v
+                self.qidx[cnt] = c
+                cnt += 1
+        if self._slab_store(m, self.ebuf, self.qidx, cnt) != 0:
+            return -1
+        self.mir[m] = M                         # now z over the compact columns
+        self.mir[j] = NULL
+        if cnt < heavy_min_nnz // 2:
+            self._mir_drop(m)
         self.sqn[m] = row_sqnorm(self.ebuf, cnt)
         self._set_coefs(m, alpha)
         return 0
