@@ -53,8 +53,8 @@ from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
 from onlinekern.kernels import resolve_gamma, scale_features, width_candidates
 # The parameter checks and presets (onlinekern.params) and NotFittedError (onlinekern.validation)
 # are re-exported: learners and users import them from here.
-from onlinekern.params import (AUTO, AUTO_BUDGET, PARAM_CHECKS, PRESETS, check_nonnegative,  # noqa: F401
-                               check_positive, check_positive_int, is_auto)
+from onlinekern.params import (AUTO, AUTO_BUDGET, PARAM_CHECKS, PRESETS, check_flag,  # noqa: F401
+                               check_nonnegative, check_positive, check_positive_int, is_auto)
 from onlinekern.selection import select_width
 from onlinekern.validation import (NotFittedError, assert_all_finite, check_feature_names, check_y,  # noqa: F401
                                    column_or_1d, not_fitted_error)

@@ -50,6 +50,12 @@ def check_positive_int(name, v):
         raise ValueError(f"{name} must be a positive integer, got {v!r}")
 
 
+def check_flag(name, v):
+    """ValueError naming ``name`` unless ``v`` is True, False or ``"auto"``."""
+    if not (is_auto(v) or isinstance(v, (bool, np.bool_))):
+        raise ValueError(f"{name} must be True, False or 'auto', got {v!r}")
+
+
 def _unit_open(name, v):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not 0 < v < 1:
         raise ValueError(f"{name} must lie strictly between 0 and 1, got {v!r}")

@@ -11,12 +11,14 @@ from onlinekern.seeding import CHOICE, rng
 class KONSRef:
     """KONS, Gaussian kernel; ``step(x, y)`` returns the pre-update scores (C,).
 
-    ``grad(f, y)`` gives the loss gradient in the C scores."""
+    ``grad(f, y)`` gives the loss gradient in the C scores; ``floor``: A gains
+    max(eta ||h||^2, 1) z z^T (the curvature floor)."""
 
     def __init__(self, d, gamma, grad, C=1, budget=400, alpha=0.1, eta=1.0, mu=0.01, oversample=1.0,
-                 restart=False, seed=0):
+                 restart=False, seed=0, floor=False):
         self.gamma, self.grad, self.C, self.B = gamma, grad, C, budget
         self.alpha, self.eta, self.mu, self.over, self.restart = alpha, eta, mu, oversample, restart
+        self.floor = floor
         self.rng = rng(seed, CHOICE)
         self.X = np.zeros((0, d))
         self.p = np.zeros(0)
@@ -67,7 +69,8 @@ class KONSRef:
                     self.A = self.alpha * np.eye(j + 1)
                     return f
                 z = self.embed(x)
-        self.A = self.A + self.eta * np.sum(h * h) * np.outer(z, z)
+        weight = self.eta * np.sum(h * h)
+        self.A = self.A + (max(weight, 1.0) if self.floor else weight) * np.outer(z, z)
         v = np.linalg.solve(self.A, z)
         self.w = self.w - np.outer(h, v)
         return f

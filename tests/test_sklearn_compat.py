@@ -67,20 +67,12 @@ CONFIGS = configurations()
 R2 = {
     "cdsg-quantile": 0.41, "dsg-eps": 0.485, "dsg-huber": 0.484, "dsg-l1": 0.487, "dsg-quantile": 0.323,
     "rrf-eps": 0.48, "rrf-l1": 0.487, "udsg-l1": 0.432, "udsg-quantile": 0.352, "sg[regression,sampled]": 0.169,
-    "son-l2": -3.221, "son-eps": -0.369, "son-l1": -1.163, "son-huber": 0.012, "son-quantile": 0.04,
-    "kons-l2": -24.2, "kons-eps": -4.67, "kons-l1": -5.35, "kons-huber": -24.58, "kons-quantile": -25.75,
 }
-# the check sets ``alpha = 0.01`` on any regressor with an ``alpha`` (its linear models' penalty);
-# SON's alpha is the ridge of its Newton system, A = alpha I + ..., and its first steps are g / alpha:
-# with its default 0.1 the same one pass gives R^2 = 0.67 (l2), 0.77 (eps), 0.73 (l1), 0.78 (huber),
-# 0.73 (quantile)
-SON_WHY = "the check sets alpha = 0.01 (A = 0.01 I: 10 x the default's first steps)"
-# KONS's alpha is the same ridge (A = alpha I + ..., regression default 0.3): with it the same pass
-# gives R^2 = 0.81 (l2), 0.78 (l1)
-KONS_WHY = "the check sets alpha = 0.01 (A = 0.01 I: 30 x the default's first steps)"
-R2_WHY = {"sg[regression,sampled]": "the sampled estimator (m = 100) is too noisy",
-          **{f"son-{loss}": SON_WHY for loss in ("l2", "eps", "l1", "huber", "quantile")},
-          **{f"kons-{loss}": KONS_WHY for loss in ("l2", "eps", "l1", "huber", "quantile")}}
+# SON and KONS pass although the check sets ``alpha = 0.01`` on any regressor with an ``alpha`` (its
+# linear models' penalty; theirs is the ridge of the Newton system, A = alpha I + ...): the
+# regression defaults' curvature floor (and SON's Robust Frequent Directions) keep the steps
+# bounded whatever alpha is (measured R^2 at alpha = 0.01: 0.72-0.87)
+R2_WHY = {"sg[regression,sampled]": "the sampled estimator (m = 100) is too noisy"}
 
 
 def expected_failures():

@@ -7,13 +7,14 @@ import onlinekern as ok
 from onlinekern._core.losses import get_multiclass_loss
 
 
-def son_reference(Z, y, alpha, eta, m, grad, C=1):
+def son_reference(Z, y, alpha, eta, m, grad, C=1, robust=False, floor=False):
     """Online scores (n, C) and final w (C, F) of SON on the features Z (n, F).
 
     A_t = alpha I + S^T S, S the Frequent-Directions sketch (at most 2m rows, shrunk by the m-th
     largest eigenvalue of S S^T when full) of the rows sqrt(eta) ||h_t|| z_t, h_t = grad(f_t, y_t)
     the loss gradient in the C scores; w_c <- w_c - h_tc A_t^{-1} z_t.  Solved directly
-    (numpy.linalg), not as the compiled learner does."""
+    (numpy.linalg), not as the compiled learner does.  ``robust``: Robust Frequent Directions
+    (alpha += delta / 2 at each shrink); ``floor``: rows sqrt(max(eta ||h||^2, 1)) z_t."""
     n, F = Z.shape
     w, S, scores = np.zeros((C, F)), np.zeros((0, F)), np.empty((n, C))
     for t in range(n):
@@ -22,11 +23,14 @@ def son_reference(Z, y, alpha, eta, m, grad, C=1):
         h = np.atleast_1d(grad(f, y[t]))
         if not np.any(h):
             continue
-        S = np.vstack([S, np.sqrt(eta * np.sum(h * h)) * z])
+        weight = eta * np.sum(h * h)
+        S = np.vstack([S, np.sqrt(max(weight, 1.0) if floor else weight) * z])
         if S.shape[0] == 2 * m:
             lam, U = np.linalg.eigh(S @ S.T)
             lam, U = lam[::-1], U[:, ::-1]
             d = lam[m - 1]
+            if robust and d > 0:
+                alpha = alpha + d / 2
             keep = [i for i in range(m - 1) if lam[i] > d and lam[i] > 0]
             S = np.array([np.sqrt((lam[i] - d) / lam[i]) * (U[:, i] @ S) for i in keep]).reshape(len(keep), F)
         v = np.linalg.solve(alpha * np.eye(F) + S.T @ S, z)
@@ -87,6 +91,31 @@ def test_regression_squared_loss_matches_the_numpy_twin():
     Z = est.feature_map_.transform(X)
     _, w = son_reference(Z, t, 1.0, 1.0, 4, lambda f, yy: f[0] - yy)
     np.testing.assert_allclose(est.core_.weights, w, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("loss, grad", [("l2", lambda f, yy: f[0] - yy),
+                                        ("l1", lambda f, yy: float(np.sign(f[0] - yy)))])
+def test_robust_sketch_and_curvature_floor_match_the_numpy_twin(loss, grad):
+    # the product preset's two departures (module docstring), switched on explicitly under the
+    # paper preset (raw targets) with a small alpha, where they matter
+    X, _, t = _data(seed=3)
+    est = ok.SON(n_components=20, sketch_size=4, gamma=0.5, alpha=0.01, eta=1.0, loss=loss, robust_sketch=True,
+                 curvature_floor=True, preset="paper", seed=2)
+    est.fit(X, t)
+    Z = est.feature_map_.transform(X)
+    _, w = son_reference(Z, t, 0.01, 1.0, 4, grad, robust=True, floor=True)
+    np.testing.assert_allclose(est.core_.weights, w, rtol=1e-9, atol=1e-11)
+    assert est.core_.alpha > 0.01 and est.n_shrinks_ > 10     # alpha grew at the shrinks
+
+
+def test_the_product_preset_resolves_both_departures():
+    X, y, t = _data(n=60)
+    reg = ok.make_learner("son-l2").fit(X, t)
+    clf = ok.make_learner("son-hinge").fit(X, y)
+    paper = ok.make_learner("son-l2", preset="paper", gamma=0.5).fit(X, t)
+    assert (reg.robust_sketch_, reg.curvature_floor_) == (True, True)
+    assert (clf.robust_sketch_, clf.curvature_floor_) == (False, False)
+    assert (paper.robust_sketch_, paper.curvature_floor_) == (False, False)
 
 
 def test_multiclass_shares_one_sketch_and_matches_the_numpy_twin():

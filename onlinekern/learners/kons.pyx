@@ -16,7 +16,12 @@ embedding z(x) = L^{-1} k_I(x), L L^T = K_I + mu diag(p) (Cholesky).  For exampl
    zero coefficient (f unchanged); with restart (the paper's PROS-N-KONS) beta = 0 and A = alpha I
    instead, and the step ends;
 3. Online Newton step in the embedding (the example's own gradient included, as SON):
-   A <- A + eta ||h||^2 z z^T,  w_c <- w_c - h_c A^{-1} z.
+   A <- A + eta ||h||^2 z z^T,  w_c <- w_c - h_c A^{-1} z; with the curvature floor (product
+   default for regression, as SON's) the weight is max(eta ||h||^2, 1): A is never weaker than
+   the squared loss's Hessian on the standardised target, so z^T A^{-1} z < 1 and a step moves
+   the prediction on its example by less than |h| (eta ||h||^2 alone vanishes near the target
+   for the squared loss and is below 1 for the Lipschitz losses: with a small alpha, A stays
+   near alpha and the step overshoots by up to 1 / alpha).
 
 Computed in the landmarks' coordinates: with P = L A L^T, beta_c <- beta_c - h_c P^{-1} k_I(x) and
 P <- P + eta ||h||^2 k k^T (L z = k), so a step needs neither z nor L: only P's LDL^T factor (unit
@@ -44,7 +49,7 @@ from onlinekern._core.rng cimport RandomStream
 from onlinekern._core.vmath cimport ok_dot, ok_axpy
 
 import numpy as np
-from onlinekern.base import KernelLearner, check_positive, is_auto
+from onlinekern.base import KernelLearner, check_flag, check_positive, is_auto
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 from onlinekern.params import AUTO_BUDGET
 from onlinekern.seeding import CHOICE
@@ -232,6 +237,7 @@ cdef void lower_transpose_solve(const double* L, Py_ssize_t j, double* v) noexce
 cdef class KONSCore(KernelCore):
     cdef public double alpha, eta, mu, oversample
     cdef public bint restart
+    cdef public bint floor              # curvature floor: A gains max(eta ||h||^2, 1) z z^T
     cdef public TaskLoss loss
     cdef public RandomStream rng
     cdef readonly int B
@@ -246,11 +252,12 @@ cdef class KONSCore(KernelCore):
     cdef double* xw                     # B: the rank-one update's vector
 
     def _setup_kons(self, int budget, double alpha, double eta, double mu, double oversample, bint restart,
-                    seed, state=None):
+                    seed, state=None, bint floor=False):
         if budget < 1:
             raise ValueError(f"budget must be >= 1, got {budget}")
         self.B = budget
         self.alpha, self.eta, self.mu, self.oversample, self.restart = alpha, eta, mu, oversample, restart
+        self.floor = floor
         self.rng = RandomStream(seed, CHOICE, state=state)
         B = budget
         T = B * (B + 1) // 2
@@ -280,7 +287,7 @@ cdef class KONSCore(KernelCore):
         cdef double* g = self.grad_buf
         cdef int C = self.n_outputs, c
         cdef Py_ssize_t j = self.sv.n, i, m, B = self.B
-        cdef double hn2 = 0.0, r, p, piv, a
+        cdef double hn2 = 0.0, r, p, piv, a, w2
         cdef double* coef
         cdef double* kvec
         self.kernel_scores(x, idx, nnz, out)
@@ -328,7 +335,10 @@ cdef class KONSCore(KernelCore):
                     self._reset(j)
                     return 0
         # P <- P + eta hn2 k k^T (A <- A + eta hn2 z z^T) and v = P^{-1} k_I(x) = L^{-T} A^{-1} z
-        a = sqrt(self.eta * hn2)
+        w2 = self.eta * hn2
+        if self.floor:
+            w2 = max(w2, 1.0)
+        a = sqrt(w2)
         newton_solve(self.LD, B, j, a, kvec, self.xw, self.v)
         # beta_c -= h_c v
         coef = self.sv.coef
@@ -408,7 +418,7 @@ cdef class KONSCore(KernelCore):
     def get_state(self):
         st = KernelCore.get_state(self)
         st.update(alpha=self.alpha, eta=self.eta, mu=self.mu, oversample=self.oversample,
-                  restart=int(self.restart), budget=int(self.B), loss=self.loss.spec, rng=self.rng.state,
+                  restart=int(self.restart), floor=int(self.floor), budget=int(self.B), loss=self.loss.spec, rng=self.rng.state,
                   n_added=int(self.n_added), n_restarts=int(self.n_restarts), LK=self.embedding_factor,
                   LDP=self.newton_ldl, p=self.probabilities)
         return st
@@ -419,7 +429,7 @@ cdef class KONSCore(KernelCore):
         if budget < 1 or self.sv.budget != budget:
             raise ValueError("KONS state: budget does not match the support set")
         self._setup_kons(budget, float(st["alpha"]), float(st["eta"]), float(st["mu"]), float(st["oversample"]),
-                         bool(st["restart"]), 0, st["rng"])
+                         bool(st["restart"]), 0, st["rng"], bool(st.get("floor", 0)))
         self.loss = task_loss(st["loss"], self.task)
         j = self.sv.n
         LK, LDP, p = (np.asarray(st[k], dtype=np.float64) for k in ("LK", "LDP", "p"))
@@ -479,6 +489,10 @@ class KONS(KernelLearner):
     restart : bool or 'auto'
         Reset w and A whenever a landmark joins (PROS-N-KONS); 'auto' (default): False (the
         'paper' preset: True).
+    curvature_floor : bool or 'auto'
+        A gains max(eta ||h||^2, 1) z z^T instead of eta ||h||^2 z z^T (as :class:`SON`: a step
+        never moves the prediction on its example by more than |h|); 'auto' (default): True for
+        regression, False for classification (the 'paper' preset: False).
     loss : str
         Any loss of onlinekern.losses (hinge default); multiclass: hinge, logistic, softmax.
     epsilon, huber_delta, quantile : float
@@ -495,10 +509,10 @@ class KONS(KernelLearner):
     losses = ALL_LOSSES
     summary = "kernel online Newton step on a Nystrom embedding sampled by ridge leverage scores (PROS-N-KONS)"
     paper = "Calandriello, Lazaric & Valko, NeurIPS 2017"
-    paper_defaults = {"gamma": None, "budget": AUTO_BUDGET, "restart": True, "alpha": 1.0}
+    paper_defaults = {"gamma": None, "budget": AUTO_BUDGET, "restart": True, "alpha": 1.0, "curvature_floor": False}
 
     def __init__(self, budget="auto", gamma="auto", alpha="auto", eta=0.3, mu=0.01, oversample=1.0, restart="auto",
-                 loss="hinge", epsilon=0.1, huber_delta=1.0, quantile=0.5, preset="auto", seed=0, n_threads=None):
+                 curvature_floor="auto", loss="hinge", epsilon=0.1, huber_delta=1.0, quantile=0.5, preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.gamma = gamma
         self.alpha = alpha
@@ -506,6 +520,7 @@ class KONS(KernelLearner):
         self.mu = mu
         self.oversample = oversample
         self.restart = restart
+        self.curvature_floor = curvature_floor
         self.loss = loss
         self.epsilon = epsilon
         self.huber_delta = huber_delta
@@ -516,13 +531,16 @@ class KONS(KernelLearner):
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """budget: 400 (a full dictionary costs ~3 B^2 per update: 0.5 M multiply-adds); restart:
-        False; alpha: 0.03 (classification) or 0.3 (regression)."""
+        False; alpha: 0.03 (classification) or 0.3 (regression); curvature_floor: True for
+        regression."""
         if name == "alpha":
             return 0.3 if task == "regression" else 0.03
         if name == "budget":
             return 400
         if name == "restart":
             return False
+        if name == "curvature_floor":
+            return task == "regression"
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def _validate_params(self):
@@ -530,8 +548,8 @@ class KONS(KernelLearner):
         for name in ("alpha", "eta", "mu", "oversample"):
             if not (name == "alpha" and is_auto(self.alpha)):
                 check_positive(name, getattr(self, name))
-        if not (is_auto(self.restart) or isinstance(self.restart, (bool, np.bool_))):
-            raise ValueError(f"restart must be True, False or 'auto', got {self.restart!r}")
+        check_flag("restart", self.restart)
+        check_flag("curvature_floor", self.curvature_floor)
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = KONSCore()
@@ -539,7 +557,7 @@ class KONS(KernelLearner):
         core._setup_kernel(n_features, task, n_outputs, gamma, budget, self._n_threads())
         core.loss = learner_loss(self, task)
         core._setup_kons(budget, float(self.param_value("alpha")), float(self.eta), float(self.mu), float(self.oversample),
-                         bool(self.param_value("restart")), self.seed)
+                         bool(self.param_value("restart")), self.seed, None, bool(self.param_value("curvature_floor")))
         return core
 
     @property
