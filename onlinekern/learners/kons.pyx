@@ -418,7 +418,8 @@ cdef class KONSCore(KernelCore):
     def get_state(self):
         st = KernelCore.get_state(self)
         st.update(alpha=self.alpha, eta=self.eta, mu=self.mu, oversample=self.oversample,
-                  restart=int(self.restart), floor=int(self.floor), budget=int(self.B), loss=self.loss.spec, rng=self.rng.state,
+                  restart=int(self.restart), floor=int(self.floor), budget=int(self.B), loss=self.loss.spec,
+                  rng=self.rng.state,
                   n_added=int(self.n_added), n_restarts=int(self.n_restarts), LK=self.embedding_factor,
                   LDP=self.newton_ldl, p=self.probabilities)
         return st
@@ -512,7 +513,8 @@ class KONS(KernelLearner):
     paper_defaults = {"gamma": None, "budget": AUTO_BUDGET, "restart": True, "alpha": 1.0, "curvature_floor": False}
 
     def __init__(self, budget="auto", gamma="auto", alpha="auto", eta=0.3, mu=0.01, oversample=1.0, restart="auto",
-                 curvature_floor="auto", loss="hinge", epsilon=0.1, huber_delta=1.0, quantile=0.5, preset="auto", seed=0, n_threads=None):
+                 curvature_floor="auto", loss="hinge", epsilon=0.1, huber_delta=1.0, quantile=0.5, preset="auto", seed=0,
+                 n_threads=None):
         self.budget = budget
         self.gamma = gamma
         self.alpha = alpha

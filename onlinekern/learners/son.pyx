@@ -31,10 +31,11 @@ Two departures for regression under the product preset (both off for classificat
   eta ||h||^2, so A is at least alpha I + z z^T along the example's own row (the squared loss's
   Hessian on the online-standardised target): then z^T A^{-1} z < 1 and a step moves the
   prediction on its own example by less than |h| (for the squared loss, less than the residual:
-  no overshoot).  A shrink on that step takes up to delta off the row; Robust FD returns half.  ONS's outer
-  product of gradients alone vanishes near the target for the squared loss (h = f - y) and is
-  eta h^2 < 1 for the Lipschitz losses (eps, l1, quantile), so with a small alpha A stays near
-  alpha and each step overshoots by up to 1 / alpha.  Classification keeps ONS's rule.
+  no overshoot; a shrink on that step takes up to delta off the row, Robust FD gives half back).
+  ONS's outer product of gradients alone vanishes near the target for the squared loss
+  (h = f - y) and is eta h^2 < 1 for the Lipschitz losses (eps, l1, quantile), so with a small
+  alpha A stays near alpha and each step overshoots by up to 1 / alpha.  Classification keeps
+  ONS's rule.
 
 Multiclass (not in the paper): g_c = h_c z for every class shares one sketch of the rows
 sqrt(eta) ||h|| z (A approximates sum_c g_c g_c^T = ||h||^2 z z^T on each class's block), so
@@ -209,7 +210,8 @@ cdef class SONCore(FeatureCore):
 
     def get_state(self):
         st = FeatureCore.get_state(self)
-        st.update(alpha=self.alpha, eta=self.eta, robust=int(self.robust), floor=int(self.floor), sketch_size=self.m, k=self.k, n_shrinks=self.n_shrinks,
+        st.update(alpha=self.alpha, eta=self.eta, robust=int(self.robust), floor=int(self.floor),
+                  sketch_size=self.m, k=self.k, n_shrinks=self.n_shrinks,
                   S=np.array(self.bufs_[0][:self.k]), G=np.array(self.bufs_[1][:self.k, :self.k]),
                   L=np.array(self.bufs_[2][:self.k, :self.k]), loss=self.loss.spec)
         return st
