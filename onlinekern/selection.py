@@ -248,6 +248,8 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
             alive = survivors(alive, mis, sur)
         else:
             undecided.append(int(b))
+        for j in set(range(K)) - set(alive):    # a dropped candidate's model goes now
+            candidates[j] = candidates[j][:2] + (None,)
         a = b
     k = alive[0] if len(alive) == 1 else alive[int(leaders(np.zeros((len(alive), 0)), np.zeros((len(alive), 0)),
                                                              tot_m[alive], tot_s[alive])[-1])]

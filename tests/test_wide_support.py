@@ -360,6 +360,28 @@ def test_heavy_rows_respect_their_byte_bound_and_can_be_switched_off(slab_always
         np.testing.assert_allclose(s, runs[0][1], rtol=0, atol=1e-12)
 
 
+def test_a_share_of_the_row_bytes_drops_rows_and_keeps_the_scores(slab_always):
+    # the width race gives each of its k running candidates 1/k of the bytes (share_caches)
+    X, y = synthetic(n=1400, d=200, seed=3, density=0.03)
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 22), 2 ** 22)
+    old = support.set_storage_limits(heavy_nnz=2, heavy_bytes=8 * 8 * 256)    # eight rows
+    try:
+        m = make("bsgd-merge").fit(Xw[:700], y[:700])
+        sv = m.core_.sv
+        assert sv.dense_rows == 8
+        before = scores(m, Xw[:300])
+        m.core_.share_caches(4)                 # two rows' bytes
+        assert sv.dense_rows == 2
+        np.testing.assert_allclose(scores(m, Xw[:300]), before, rtol=0, atol=1e-12)
+        m.core_.share_caches(1)
+        m.partial_fit(Xw[700:], y[700:])        # stores after the share is lifted get rows again
+        assert sv.dense_rows == 8
+        with pytest.raises(ValueError, match="parts"):
+            sv.share_rows(0)
+    finally:
+        support.set_storage_limits(*old)
+
+
 def test_bsgd_merge_sinks_on_text_get_dense_rows():
     """Near-orthogonal sparse rows (40 of 2^20 columns each): the most merged SV collects their
     columns and gets a dense row at the default threshold; the scores are those of a run without

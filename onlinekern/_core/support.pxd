@@ -206,6 +206,7 @@ cdef class SupportSet:
     cdef double** mir                    # cap: slot i's dense row, or NULL
     cdef double** mpool                  # zeroed spare rows (at most MIR_POOL)
     cdef int nmir, npool                 # rows in use, spare rows
+    cdef long long mir_bytes             # this set's bound on its dense rows (heavy_bytes / share)
     cdef const double* svq               # begin_sv_query: SV m scattered (sbuf or its dense row)
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil

@@ -192,6 +192,7 @@ cdef class SupportSet:
         self.cap = 0
         self.clock = 0
         self.sq_slot = -1
+        self.mir_bytes = heavy_max_bytes
         if storage == "auto":
             self.mode = STORE_DENSE if d <= wide_d else STORE_COMPACT
         else:
@@ -234,6 +235,25 @@ cdef class SupportSet:
     def dense_rows(self):
         """Slab SVs also held as a dense row over the compact columns (heavy SVs; 0 otherwise)."""
         return self.nmir
+
+    def share_rows(self, int parts):
+        """Bound this set's dense rows by a 1/``parts`` share of the heavy-row bytes (1: all of
+        them), dropping rows (spare ones first, then from the last slot down) until the bound holds.
+
+        The width race calls it (through ``KernelCore.share_caches``) with the number of candidate
+        sets still running, so eight candidates together hold no more rows than one set.  A row
+        changes no result beyond the summation order of a kernel value (within 1e-12 of the
+        slab's); which SVs have rows depends only on the sequence of stores and these calls.
+
+        Parameters
+        ----------
+        parts : int >= 1
+        """
+        if parts < 1:
+            raise ValueError(f"parts must be >= 1, got {parts}")
+        self.mir_bytes = heavy_max_bytes // parts
+        if self.nmir + self.npool > 0:
+            self._mir_grow(self.scap)
 
     # -- storage ----------------------------------------------------------------------------
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil:
@@ -486,7 +506,7 @@ cdef class SupportSet:
         if r == NULL:
             if self.nz[i] < heavy_min_nnz:
                 return
-            most = heavy_max_bytes // (<long long>self.scap * <long long>sizeof(double))
+            most = self.mir_bytes // (<long long>self.scap * <long long>sizeof(double))
             if self.nmir + self.npool >= most and self.npool == 0:
                 return
             if self.npool > 0:
@@ -508,7 +528,7 @@ cdef class SupportSet:
         row that cannot grow is dropped (the slab alone still gives every value)."""
         cdef Py_ssize_t i
         cdef void* p
-        cdef long long most = heavy_max_bytes // (<long long>nc * <long long>sizeof(double))
+        cdef long long most = self.mir_bytes // (<long long>nc * <long long>sizeof(double))
         while self.npool > 0 and (self.nmir + self.npool > most):
             self.npool -= 1
             free(self.mpool[self.npool])
@@ -1453,6 +1473,11 @@ cdef class KernelCore(LearnerCore):
 
     cdef Py_ssize_t model_size(self) noexcept nogil:
         return self.sv.n
+
+    def share_caches(self, int parts):
+        """See LearnerCore.share_caches: the support set's dense rows of heavy SVs
+        (``SupportSet.share_rows``)."""
+        self.sv.share_rows(parts)
 
     @property
     def n_threads_(self):

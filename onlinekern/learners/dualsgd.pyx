@@ -43,7 +43,9 @@ cdef class DualSGDCore(KernelCore):
     cdef double* tmp                    # C
 
     def share_caches(self, int parts):
-        """See LearnerCore.share_caches: the feature map's keyed row cache."""
+        """See LearnerCore.share_caches: the feature map's keyed row cache and the support set's
+        dense rows."""
+        KernelCore.share_caches(self, parts)
         self.fmap.share_cache(parts)
 
     def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal):

@@ -154,8 +154,10 @@ cdef class LASVMCore(KernelCore):
 
     def share_caches(self, int parts):
         """Keep 1/``parts`` of the kernel-row cache (at least two rows: a direction search holds
-        two), emptied (results never depend on it)."""
+        two), emptied (results never depend on it), and of the support set's dense rows
+        (KernelCore.share_caches)."""
         cdef int e
+        KernelCore.share_caches(self, parts)
         self.cache_rows = max(2, len(self.bufs_[3]) // max(parts, 1))
         for e in range(len(self.bufs_[3])):
             self.cslot[e] = -1
