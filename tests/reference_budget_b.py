@@ -146,6 +146,9 @@ def ref_bsgd(X, y, task, g, budget, lam, maintenance="merging", merge_tol=1e-4, 
              n_classes=None, log=None):
     """BSGD with removal or merging: returns (scores, SV, alpha) with S in insertion order.
 
+    ``lam`` is a number or a function of t (a schedule lambda_t: the step is 1/(lambda_t t) and
+    the shrink lambda_{t-1} (t - 1) / (lambda_t t), so every never-merged SV has 1/(lambda_t t)).
+
     ``log`` (a list) receives one dict per maintenance step: kind, the positions involved, h, L.
     """
     X = np.asarray(X, dtype=float)
@@ -156,8 +159,11 @@ def ref_bsgd(X, y, task, g, budget, lam, maintenance="merging", merge_tol=1e-4, 
         x = X[t - 1]
         f, k = _score(x, SV, alpha, g, C)                         # 1. record
         scores.append(f)
-        alpha = [(1.0 - 1.0 / t) * a for a in alpha]              # 2. shrink
-        a = pegasos_step(task, f, y[t - 1], lam, t, epsilon, C)   # 3. append
+        if callable(lam):     # every SV at 1/(lambda_t t): shrink lambda_{t-1} (t - 1) / (lambda_t t)
+            alpha = [(lam(t - 1) * (t - 1) / (lam(t) * t) if t > 1 else 0.0) * a for a in alpha]
+        else:
+            alpha = [(1.0 - 1.0 / t) * a for a in alpha]          # 2. shrink
+        a = pegasos_step(task, f, y[t - 1], lam(t) if callable(lam) else lam, t, epsilon, C)   # 3. append
         if a is None:
             continue
         SV.append(x); alpha.append(a)

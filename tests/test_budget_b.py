@@ -127,6 +127,22 @@ def test_bsgd_vs_oracle(maintenance, task, sparse):
 
 
 @pytest.mark.parametrize("maintenance", ["removal", "merging"])
+def test_bsgd_anytime_lambda_vs_oracle(maintenance):
+    # the product rule when the stream length is unknown: lambda_t = min(1e-3, 1/t), so the
+    # steps change at t = 1,000 (a new SV enters with 1 from there on)
+    from onlinekern.learners.bsgd import ANYTIME_LAM, ANYTIME_LAM_T, CLASSIFICATION_LAM, LAM_T
+    X, y = make_data("binary", T=1600, seed=6)
+    ye = encode(y, "binary")
+    _, SV, alpha = rb.ref_bsgd(X, ye, "binary", 0.4, 15, lambda t: min(CLASSIFICATION_LAM, ANYTIME_LAM_T / t),
+                                maintenance)
+    learner = BSGD[maintenance](budget=15, gamma=0.4).partial_fit(X, y, classes=np.unique(y))
+    assert learner.lam_ == ANYTIME_LAM                          # the stream's length was not known
+    check_model(learner, SV, alpha, 0.4)
+    fixed = BSGD[maintenance](budget=15, gamma=0.4).fit(X, y)  # known: min(1e-3, 4/T) throughout
+    assert fixed.lam_ == pytest.approx(min(CLASSIFICATION_LAM, LAM_T / len(y)))
+
+
+@pytest.mark.parametrize("maintenance", ["removal", "merging"])
 def test_bsgd_small_tolerance_and_budget(maintenance):
     """Other corners of the parameter space: B = 3, a tight merge tolerance, large lambda."""
     X, y = make_data("binary", T=150, seed=5)
