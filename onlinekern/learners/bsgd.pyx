@@ -653,7 +653,7 @@ cdef class BSGDCore(KernelCore):
     cdef int step(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
         cdef double* g = self.grad_buf
         cdef double t = <double>(self.n_seen + 1)
-        cdef double lam = self.lam
+        cdef double lam = self.lam, step_t
         cdef int c
         cdef bint nonzero = False
         cdef Py_ssize_t n_old
@@ -669,10 +669,9 @@ cdef class BSGDCore(KernelCore):
             nonzero = nonzero or g[c] != 0.0
         if not nonzero:
             return 0
-        if anytime:
-            lam = self.lam_t / t
+        step_t = self.lam_t if anytime else self.lam * t     # lambda_t t
         for c in range(self.n_outputs):                      # 3. append -g/(lambda t)
-            g[c] = -g[c] / (lam * t)
+            g[c] = -g[c] / step_t
         n_old = self.sv.n
         if self.sv.append(x, idx, nnz, self.xsq, g) < 0:
             return -1
