@@ -139,10 +139,12 @@ static inline void ok_sqdist_slab(const long long *off, const int *nz, const dou
  * (xv, xc, xn) the query's values and compact columns (xc < 0: a column no SV has) -- as the dense
  * path sums a sparse query: t = x - s, d += t*t, p += s*s on the query's support, then the SV's
  * mass outside it, sqn[i] - p, if positive.  O(query nonzeros) instead of O(SV nonzeros): a merged
- * "sink" that holds every column a text stream has shown costs what a fresh SV costs.
+ * "sink" that holds every column a text stream has shown costs what a fresh SV costs.  The row
+ * holds SV i divided by rsc[i] (1 but for BSGD's lazily scaled merges), so s = rsc[i] * row[c].
  * Other SVs as ok_sqdist_slab; a fixed order per SV, so the value does not depend on the threads. */
 static inline void ok_sqdist_slab_mir(const long long *off, const int *nz, const double *val, const int *col,
-                                      double *const *mir, const double *sqn, ptrdiff_t lo, ptrdiff_t hi,
+                                      double *const *mir, const double *rsc, const double *sqn,
+                                      ptrdiff_t lo, ptrdiff_t hi,
                                       const double *q, double xsq, const double *xv,
                                       const int *xc, int xn, double *dist) {
     for (ptrdiff_t i = lo; i < hi; i++) {
@@ -151,9 +153,9 @@ static inline void ok_sqdist_slab_mir(const long long *off, const int *nz, const
             ok_sqdist_slab(off + i, nz + i, val, col, 0, 1, q, xsq, dist + i);
             continue;
         }
-        double d_ = 0.0, p_ = 0.0;
+        double d_ = 0.0, p_ = 0.0, r_ = rsc[i];
         for (int k = 0; k < xn; k++) {
-            double s = xc[k] >= 0 ? m_[xc[k]] : 0.0;
+            double s = xc[k] >= 0 ? r_ * m_[xc[k]] : 0.0;
             p_ += s * s;
             double t = xv[k] - s;
             d_ += t * t;

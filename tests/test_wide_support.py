@@ -204,9 +204,8 @@ def test_remove_replace_and_merge_keep_values_right(storage):
             elif op == 1:                              # merge j with another SV into slot j
                 k = (j + 1 + int(rng.integers(s.n - 1))) % s.n
                 h = float(rng.uniform())
-                s.merge(j, k, h, [1.0])
+                s.merge(j, k, h, [1.0])                # ... and k leaves (the last moves in)
                 ref[j] = h * ref[j] + (1 - h) * ref[k]
-                s.discard(k)
                 ref[k] = ref[-1]
                 ref.pop()
             else:
@@ -406,3 +405,70 @@ def test_bsgd_merge_sinks_on_text_get_dense_rows():
     assert max(np.diff(m.support_vectors_.indptr)) >= support.HEAVY_NNZ
     np.testing.assert_allclose(runs[1][1].scores, runs[0][1].scores, rtol=0, atol=1e-9)
     assert runs[1][1].n_mistakes == runs[0][1].n_mistakes
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_a_growing_sink_is_rewritten_in_its_room(rows):
+    """BSGD's pattern on text: a fresh SV merged into the same large SV again and again, either
+    way round.  The sink is rewritten where it is while its room (half again its size when it last
+    moved) holds it, so the pool neither fills with dead copies of it nor compacts at every few
+    merges; with a dense row it is scaled lazily (O(the fresh SV's nonzeros) per merge).  Kernel
+    values, distances and the stored vectors stay those of a dense reference."""
+    rng = np.random.default_rng(11)
+    vocab = rng.choice(2 ** 22, 5000, replace=False)  # the columns used; references over them
+
+    def draw(m):
+        pos = rng.choice(vocab.size, m, replace=False)
+        order = np.argsort(vocab[pos])
+        vals = rng.random(m) + 0.5
+        r = np.zeros(vocab.size)
+        r[pos] = vals
+        return vals[order], vocab[pos][order], r
+
+    old = support.set_storage_limits(slab_width=0, heavy_nnz=256 if rows else 1 << 30)
+    try:
+        s = SupportSet(2 ** 22, 1, 0.05, -1, 1, storage="slab")
+        ref = []
+        for m in [400] + [30] * 20:                     # the sink-to-be, then 20 SVs that stay
+            vals, cols, r = draw(m)
+            s.add(vals, cols)
+            ref.append(r)
+        sink = 0
+        for t in range(300):
+            vals, cols, r = draw(30)
+            fresh = s.add(vals, cols)
+            ref.append(r)
+            h = float(rng.uniform(0.05, 0.3))           # z = h x_fresh + (1 - h) x_sink
+            if t % 3:
+                s.merge(fresh, sink, h, [1.0])          # z in the fresh slot; the sink leaves
+                ref[fresh] = h * ref[fresh] + (1 - h) * ref[sink]
+                ref[sink] = ref[-1]
+                assert fresh == s.n                     # so the merged SV moved into `sink`
+            else:
+                s.merge(sink, fresh, 1 - h, [1.0])      # z in the sink's slot; the fresh SV leaves
+                ref[sink] = (1 - h) * ref[sink] + h * ref[fresh]
+            ref.pop()
+            if t % 50 == 49:                            # values read while the sink is scaled lazily
+                R = np.array(ref)
+                qv, q, dq = draw(50)
+                np.testing.assert_allclose(s.sqdists(qv, q), ((R - dq) ** 2).sum(1), rtol=1e-12)
+                k = int(rng.integers(1, s.n))
+                want = np.exp(-0.05 * ((R[sink] - R[k]) ** 2).sum())
+                assert s.kernel_pair(sink, k) == pytest.approx(want, rel=1e-12)   # lazy
+                assert s.kernel_pair(k, sink) == pytest.approx(want, rel=1e-12)   # settled
+        st = s.pool_stats()
+        R = np.array(ref)
+        assert s.n == 21 and s.stored_nonzeros == np.count_nonzero(R)
+        assert np.count_nonzero(R[sink]) > 2000
+        assert s.dense_rows == (1 if rows else 0)
+        # the sink grew from 400 to over 2,000 entries: a handful of moves, not one per merge
+        assert st["moves"] <= 8
+        assert st["allocated"] <= 4 * s.stored_nonzeros + 1000
+        qv, q, dq = draw(50)
+        np.testing.assert_allclose(s.sqdists(qv, q), ((R - dq) ** 2).sum(1), rtol=1e-12)
+        V = s.support_vectors
+        np.testing.assert_allclose(V[:, vocab].toarray(), R, rtol=0, atol=1e-14)
+        assert V.nnz == s.stored_nonzeros
+        np.testing.assert_allclose(s.sqdists(qv, q), ((R - dq) ** 2).sum(1), rtol=1e-12)
+    finally:
+        support.set_storage_limits(*old)

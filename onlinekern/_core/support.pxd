@@ -186,9 +186,15 @@ cdef class SupportSet:
     cdef int* nz                         # cap: stored nonzeros of slot i
     cdef long long nnz_total             # sum of nz over the SVs present
     cdef long long* off                  # slab: cap offsets into the pool
+    cdef int* rcap                       # slab: entries slot i owns from off[i] (>= nz[i])
+    # slab, BSGD's merges into a heavy SV (_absorb): while lazy[i], SV i is rsc[i] * its dense row,
+    # its entries' values are stale (their columns are its support) until _settle
+    cdef double* rsc
+    cdef char* lazy
     cdef double* pval                    # slab pool: values
     cdef int* pcol                       # slab pool: compact columns
-    cdef long long pused, pcap, pholes   # slab pool: entries written, allocated, dead
+    cdef long long pused, pcap, pholes   # slab pool: entries handed out, allocated, dead
+    cdef long long pmoves                # slab pool: rewritten SVs that left their room (total)
     cdef int* qidx                       # compact: the query's compact columns (w - 1: none)
     cdef Py_ssize_t qcap
     cdef double qsq                      # slab: ||x||^2 of the loaded query
@@ -220,7 +226,9 @@ cdef class SupportSet:
     cdef int replace(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq, const double* alpha) noexcept nogil
     cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil
     cdef int merge_into(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil
-    cdef int _merge_into_row(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil
+    cdef int _absorb(self, Py_ssize_t s, Py_ssize_t l, double ws, double wl) noexcept nogil
+    cdef int _slab_move(self, Py_ssize_t i, int need) noexcept nogil
+    cdef void _settle(self, Py_ssize_t i) noexcept nogil
     cdef double* row(self, Py_ssize_t i) noexcept nogil
     cdef int entries(self, Py_ssize_t i, const double** x, const int** idx) noexcept nogil
     cdef int sv_nz(self, Py_ssize_t i, const double** vals, const int** cols) noexcept nogil
@@ -246,6 +254,7 @@ cdef class SupportSet:
     cdef int _store(self, Py_ssize_t i, const double* x, const int* idx, int nnz) noexcept nogil
     cdef int _slab_put(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil
     cdef int _slab_store(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil
+    cdef void _swap_room(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef int _slab_compact(self, long long need) noexcept nogil
     cdef int _widen(self, Py_ssize_t need) noexcept nogil
     cdef int _to_slab(self) noexcept nogil

@@ -24,8 +24,9 @@ Wide data (issue 26).  The layout follows the data, never the learner:
 * slab: when the compact rows would be wider than SLAB_MIN_WIDTH and hold fewer than
   1/SLAB_SPARSITY nonzeros on average (text: 10^5 columns, 10^2 nonzeros a row), the store moves
   one way to a CSR-like pool: per slot an offset and a count into (value, compact column) arrays,
-  12 bytes per stored nonzero; replaced and removed entries become holes, dropped when the pool
-  is rewritten on growth.  A kernel row scatters the query once over the compact columns (qbuf),
+  12 bytes per stored nonzero.  A slot owns a room of entries (its size, or half again for a
+  rewritten SV of GROW_NNZ entries or more) and is rewritten in place while the room holds it;
+  removed and outgrown rooms become holes, squeezed out in place when the pool fills.  A kernel row scatters the query once over the compact columns (qbuf),
   each SV gathers at its own nonzeros, ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the
   dense formula with the roles swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the
   query's order), and the buffer is cleared after; blocks of SV_BLOCK keep the sums independent
@@ -34,9 +35,12 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   column the stream shows) is also held as a dense row over the compact columns, within
   HEAVY_BYTES per set: its kernel values then sum over the query's entries (the dense path's
   sparse-query formula), so it costs what a fresh SV costs, and merges read it instead of
-  scattering it; its entries are kept sorted by compact column, so a sink absorbing a fresh SV
-  is merged in one ordered pass that turns its row into the merged point.  The slab stays the SV's record (entries, model files); the row only answers
-  kernel values, and whether an SV has one depends on the stored sequence alone.
+  scattering it.  A merge of a fresh SV into such a sink (_absorb) costs the fresh SV's
+  nonzeros: the row holds the merged point divided by a scale (rsc), new columns are appended
+  to the sink's entries, whose values are then stale ("lazy") until something reads the SV as a
+  whole (_settle: values from the row, sorted, norm summed anew).  Otherwise the slab is the
+  SV's record (entries, model files); the row only answers kernel values, and whether an SV has
+  one depends on the stored sequence alone.
 
 Learners never read the layout: ``entries`` gives an SV as a query row with original columns,
 ``sv_nz`` / ``col_of`` its values without copying, ``merge_into`` BSGD's merged point (over the
@@ -45,9 +49,9 @@ union of the supports), ``begin_sv_query`` / ``log_kernels_sv`` the merge's SV-t
 columns for wide data (size proportional to the stored nonzeros; the column map's order and the
 width are saved so a loaded set has the same bits); narrow sets keep the dense ``X`` of old files.
 """
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.math cimport NAN
-from libc.string cimport memset, memcpy
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.math cimport NAN, signbit
+from libc.string cimport memset, memcpy, memmove
 from cython.parallel cimport prange
 from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
 
@@ -57,13 +61,19 @@ cdef extern from "ok_kernel.h" nogil:
     void ok_sqdist_fm(const double* XT, Py_ssize_t B, Py_ssize_t lo, Py_ssize_t hi, const double* x,
                       const int* idx, int nnz, bint dense, const double* sqn, double* dist)
     void ok_sqdist_slab_mir(const long long* off, const int* nz, const double* val, const int* col,
-                            double* const* mir, const double* sqn, Py_ssize_t lo, Py_ssize_t hi,
+                            double* const* mir, const double* rsc, const double* sqn, Py_ssize_t lo, Py_ssize_t hi,
                             const double* q, double xsq, const double* xv, const int* xc, int xn,
                             double* dist)
 
 import numpy as np
 
 cdef double RENORM = 1e-100
+
+
+cdef int cmp_pairs(const void* a, const void* b) noexcept nogil:
+    """qsort order of (key, value) pairs of long longs: by key."""
+    cdef long long ka = (<const long long*>a)[0], kb = (<const long long*>b)[0]
+    return (ka > kb) - (ka < kb)
 
 #: Widths above which a support set stores compact columns ("auto" storage): narrow data keep the
 #: dense layout (and its bits) unchanged.
@@ -80,6 +90,7 @@ HEAVY_NNZ = 1024
 HEAVY_BYTES = 64 << 20
 cdef int heavy_min_nnz = HEAVY_NNZ
 cdef long long heavy_max_bytes = HEAVY_BYTES
+cdef int GROW_NNZ = 256                  # a rewritten slab SV this long gets room to grow
 cdef int MIR_POOL = 4                    # zeroed spare dense rows kept for reuse
 cdef int COMPACT_W0 = 64                 # first compact width (the last column stays all zeros)
 STORAGE = {"dense": STORE_DENSE, "compact": STORE_COMPACT, "slab": STORE_SLAB}
@@ -216,7 +227,7 @@ cdef class SupportSet:
     def __dealloc__(self):
         cdef Py_ssize_t i
         free(self.X); free(self.XT); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
-        free(self.gam); free(self.nz); free(self.off); free(self.pval); free(self.pcol); free(self.qidx)
+        free(self.gam); free(self.nz); free(self.rcap); free(self.rsc); free(self.lazy); free(self.off); free(self.pval); free(self.pcol); free(self.qidx)
         free(self.qbuf); free(self.sbuf); free(self.tbuf); free(self.ebuf); free(self.eidx)
         if self.mir != NULL:
             for i in range(self.cap):
@@ -276,6 +287,18 @@ cdef class SupportSet:
         p = realloc(self.nz, cap * sizeof(int))
         if p == NULL: return -1
         self.nz = <int*>p
+        p = realloc(self.rcap, cap * sizeof(int))
+        if p == NULL: return -1
+        self.rcap = <int*>p
+        p = realloc(self.rsc, cap * sizeof(double))
+        if p == NULL: return -1
+        self.rsc = <double*>p
+        p = realloc(self.lazy, cap * sizeof(char))
+        if p == NULL: return -1
+        self.lazy = <char*>p
+        for j in range(self.cap, cap):
+            self.rsc[j] = 1.0
+            self.lazy[j] = 0
         p = realloc(self.sqn, cap * sizeof(double))
         if p == NULL: return -1
         self.sqn = <double*>p
@@ -412,6 +435,7 @@ cdef class SupportSet:
                     pcl[p] = <int>j
                     p += 1
             self.nz[i] = <int>(p - off[i])
+            self.rcap[i] = self.nz[i]
         free(self.X); free(self.XT)
         self.X = NULL
         self.XT = NULL
@@ -427,22 +451,41 @@ cdef class SupportSet:
         return 0
 
     cdef int _slab_compact(self, long long need) noexcept nogil:
-        """Rewrite the pool without holes, with room for ``need`` more entries."""
-        cdef long long live = self.pused - self.pholes, pc = 2 * (live + need) + 64, p = 0
-        cdef Py_ssize_t i
-        cdef double* pv = <double*>malloc(pc * sizeof(double))
-        cdef int* pcl = <int*>malloc(pc * sizeof(int))
-        if pv == NULL or pcl == NULL:
-            free(pv); free(pcl)
+        """Slide the SVs' entries over the holes, in place and in pool order (no second pool, so
+        the peak memory is the pool's), each SV's room becoming its size; then grow the pool
+        (realloc) when less than a fifth of it would be free after ``need`` more entries.
+        0, or -1 without memory."""
+        cdef long long p = 0, pc
+        cdef Py_ssize_t i, s
+        cdef long long* order = <long long*>malloc(2 * self.n * sizeof(long long) + 1)
+        cdef void* q
+        if order == NULL:
             return -1
         for i in range(self.n):
-            memcpy(pv + p, self.pval + self.off[i], self.nz[i] * sizeof(double))
-            memcpy(pcl + p, self.pcol + self.off[i], self.nz[i] * sizeof(int))
+            order[2 * i] = self.off[i]
+            order[2 * i + 1] = i
+        qsort(order, self.n, 2 * sizeof(long long), cmp_pairs)
+        for s in range(self.n):
+            i = order[2 * s + 1]
+            if self.off[i] != p:
+                memmove(self.pval + p, self.pval + self.off[i], self.nz[i] * sizeof(double))
+                memmove(self.pcol + p, self.pcol + self.off[i], self.nz[i] * sizeof(int))
             self.off[i] = p
+            self.rcap[i] = self.nz[i]
             p += self.nz[i]
-        free(self.pval); free(self.pcol)
-        self.pval, self.pcol = pv, pcl
-        self.pused, self.pcap, self.pholes = p, pc, 0
+        free(order)
+        self.pused, self.pholes = p, 0
+        if 5 * (p + need) > 4 * self.pcap:
+            pc = (3 * (p + need)) // 2 + 64
+            q = realloc(self.pval, pc * sizeof(double))
+            if q == NULL:
+                return -1
+            self.pval = <double*>q
+            q = realloc(self.pcol, pc * sizeof(int))
+            if q == NULL:
+                return -1
+            self.pcol = <int*>q
+            self.pcap = pc
         return 0
 
     cdef int _slab_put(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil:
@@ -456,21 +499,44 @@ cdef class SupportSet:
         return 0
 
     cdef int _slab_store(self, Py_ssize_t i, const double* vals, const int* cols, int m) noexcept nogil:
-        """_slab_put without the dense row: the pool only.  0, or -1."""
+        """_slab_put without the dense row: the pool only.  A present slot is rewritten where it
+        is when its room holds m entries; otherwise its room becomes a hole and m entries (with
+        room to grow by half for a vector of GROW_NNZ or more, such as BSGD's merged "sinks",
+        which gain a few columns at each merge) are taken at the end of the pool.  0, or -1."""
+        cdef long long room = m
+        self.lazy[i] = 0
+        self.rsc[i] = 1.0
         if i < self.n:
-            self.pholes += self.nz[i]
             self.nnz_total -= self.nz[i]
+            if m <= self.rcap[i]:
+                memcpy(self.pval + self.off[i], vals, m * sizeof(double))
+                memcpy(self.pcol + self.off[i], cols, m * sizeof(int))
+                self.nz[i] = m
+                self.nnz_total += m
+                return 0
+            self.pholes += self.rcap[i]
+            self.pmoves += 1
+            if m >= GROW_NNZ:
+                room = m + m // 2
         self.nz[i] = 0
+        self.rcap[i] = 0
         self.off[i] = self.pused
-        if self.pused + m > self.pcap and self._slab_compact(m) != 0:
+        if self.pused + room > self.pcap and self._slab_compact(room) != 0:
             return -1
         memcpy(self.pval + self.pused, vals, m * sizeof(double))
         memcpy(self.pcol + self.pused, cols, m * sizeof(int))
         self.off[i] = self.pused
         self.nz[i] = m
-        self.pused += m
+        self.rcap[i] = <int>room
+        self.pused += room
         self.nnz_total += m
         return 0
+
+    cdef void _swap_room(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """Exchange the pool entries (and room) of slots a and b."""
+        self.off[a], self.off[b] = self.off[b], self.off[a]
+        self.nz[a], self.nz[b] = self.nz[b], self.nz[a]
+        self.rcap[a], self.rcap[b] = self.rcap[b], self.rcap[a]
 
     # -- dense rows of heavy slab SVs ----------------------------------------------------------
     cdef void _mir_clear(self, Py_ssize_t i) noexcept nogil:
@@ -484,6 +550,7 @@ cdef class SupportSet:
         """Release slot i's dense row (kept zeroed in the pool, or freed)."""
         if self.mir[i] == NULL:
             return
+        self._settle(i)
         self._mir_clear(i)
         if self.npool < MIR_POOL:
             self.mpool[self.npool] = self.mir[i]
@@ -548,6 +615,7 @@ cdef class SupportSet:
                 if self.nmir + self.npool <= most:
                     p = realloc(self.mir[i], nc * sizeof(double))
                 if p == NULL:
+                    self._settle(i)
                     free(self.mir[i])
                     self.nmir -= 1
                 else:
@@ -557,8 +625,9 @@ cdef class SupportSet:
         return 0
 
     cdef const double* _dense_of(self, Py_ssize_t i, double* buf) noexcept nogil:
-        """Slab SV i over the compact columns: its dense row, or scattered into buf."""
+        """Slab SV i over the compact columns: its dense row (settled), or scattered into buf."""
         if self.mir[i] != NULL:
+            self._settle(i)
             return self.mir[i]
         self._scatter(i, buf)
         return buf
@@ -628,11 +697,16 @@ cdef class SupportSet:
         if self.mode != STORE_DENSE:
             self.nnz_total -= self.nz[i]
         if self.mode == STORE_SLAB:
-            self.pholes += self.nz[i]
             self._mir_drop(i)
+            self.pholes += self.rcap[i]
         if i != last:
             if self.mode == STORE_SLAB:
                 self.off[i] = self.off[last]
+                self.rcap[i] = self.rcap[last]
+                self.rsc[i] = self.rsc[last]
+                self.lazy[i] = self.lazy[last]
+                self.lazy[last] = 0
+                self.rsc[last] = 1.0
                 self.mir[i] = self.mir[last]
                 self.mir[last] = NULL
             else:
@@ -713,6 +787,7 @@ cdef class SupportSet:
                     self.eidx[m] = self.cmap.cols[j]
                     m += 1
         else:
+            self._settle(i)
             for kk in range(self.nz[i]):
                 self.ebuf[kk] = self.pval[self.off[i] + kk]
                 self.eidx[kk] = self.cmap.cols[self.pcol[self.off[i] + kk]]
@@ -727,6 +802,7 @@ cdef class SupportSet:
         compact columns; zeros included), otherwise the compact columns of the slab's entries.
         col_of maps a compact column to the original one."""
         if self.mode == STORE_SLAB:
+            self._settle(i)                     # a no-op but for BSGD's merged rows
             vals[0] = self.pval + self.off[i]
             cols[0] = self.pcol + self.off[i]
             return self.nz[i]
@@ -749,7 +825,7 @@ cdef class SupportSet:
         if self.mode == STORE_COMPACT:
             return self.X[i * self.w + c] if c < self.w else 0.0
         if self.mir[i] != NULL:
-            return self.mir[i][c]
+            return self.rsc[i] * self.mir[i][c]
         for kk in range(self.nz[i]):
             if self.pcol[self.off[i] + kk] == c:
                 return self.pval[self.off[i] + kk]
@@ -796,9 +872,10 @@ cdef class SupportSet:
 
     cdef int merge_into(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil:
         """Slot m <- z = h x_m + (1 - h) x_j with coefficients alpha, keeping m's place in insertion
-        order (BSGD's merge; slot j is left as it is).  Dense: z over all d columns (set_dense);
-        compact: over the compact columns; slab: over the union of the two supports, m's
-        entries first.  0, or -1 without memory."""
+        order (BSGD's merge).  Slot j must leave the set next (``remove``): in the slab its
+        storage may have gone to z.  Dense: z over all d columns (set_dense); compact: over the
+        compact columns; slab: over the union of the two supports, m's entries first.  0, or -1
+        without memory."""
         cdef Py_ssize_t t
         cdef int kk, cnt = 0, c
         cdef double* rm
@@ -833,8 +910,22 @@ cdef class SupportSet:
             self.nz[m] = cnt
             self._set_coefs(m, alpha)
             return 0
-        if self.mir[m] == NULL and self.mir[j] != NULL:
-            return self._merge_into_row(m, j, h, alpha)
+        if self.mir[m] == NULL and self.mir[j] != NULL and h < 1.0:
+            # the sink is j: z = (1 - h) x_j + h x_m in j's row and room, handed to slot m
+            if self._absorb(j, m, 1.0 - h, h) != 0:
+                return -1
+            self._swap_room(m, j)
+            self.mir[m], self.mir[j] = self.mir[j], NULL
+            self.rsc[m], self.rsc[j] = self.rsc[j], 1.0
+            self.lazy[m], self.lazy[j] = self.lazy[j], 0
+            self.sqn[m] = self.sqn[j]
+            self._set_coefs(m, alpha)
+            return 0
+        if self.mir[m] != NULL and self.mir[j] == NULL and h > 0.0:
+            if self._absorb(m, j, h, 1.0 - h) != 0:   # the sink is m: z in its own row and room
+                return -1
+            self._set_coefs(m, alpha)
+            return 0
         # slab: both over the compact columns (dense rows or scattered), m's entries then j's
         # entries outside m's support
         sm = self._dense_of(m, self.sbuf)
@@ -858,50 +949,108 @@ cdef class SupportSet:
                     cnt += 1
         self._undense(m, self.sbuf)
         self._undense(j, self.tbuf)
-        if self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
+        if self.mir[m] != NULL:
+            self._mir_clear(m)
+        if self.mir[j] == NULL and self.rcap[j] > self.rcap[m]:
+            self._swap_room(m, j)               # z takes j's larger room (j leaves next)
+        if self._slab_store(m, self.ebuf, self.qidx, cnt) != 0:
             return -1
+        self._mir_fit(m)
         self.sqn[m] = row_sqnorm(self.ebuf, cnt)
         self._set_coefs(m, alpha)
         return 0
 
-    cdef int _merge_into_row(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil:
-        """merge_into for a sink absorbing a fresh SV (slab; j has a dense row, m none): one pass
-        over both supports in column order (a row's entries are kept sorted by compact column, and
-        m's, about to be replaced, are sorted in place), each value computed as merge_into computes
-        it, j's row turned into z's as it goes and handed to slot m (j leaves the set next): the
-        sink's columns are visited in increasing order, and neither SV is scattered."""
-        cdef double* M = self.mir[j]
-        cdef long long om = self.off[m], oj = self.off[j]
-        cdef int a = 0, b = 0, nm = self.nz[m], nj = self.nz[j], cnt = 0, c, cm, cj
-        cdef double v
-        sort_entries(self.pcol + om, self.pval + om, nm)
-        while a < nm or b < nj:
-            cm = self.pcol[om + a] if a < nm else -1
-            cj = self.pcol[oj + b] if b < nj else -1
-            if cj < 0 or (cm >= 0 and cm <= cj):
-                c = cm
-                v = h * self.pval[om + a] + (1.0 - h) * M[c]
-                a += 1
-                if c == cj:
-                    b += 1
-            else:
-                c = cj
-                v = h * 0.0 + (1.0 - h) * self.pval[oj + b]
-                b += 1
-            M[c] = v
-            if v != 0.0:
-                self.ebuf[cnt] = v
-                self.qidx[cnt] = c
-                cnt += 1
-        if self._slab_store(m, self.ebuf, self.qidx, cnt) != 0:
+    cdef int _absorb(self, Py_ssize_t s, Py_ssize_t l, double ws, double wl) noexcept nogil:
+        """Slab: SV s (with a dense row) becomes z = ws x_s + wl x_l in O(nonzeros of x_l): s's
+        row holds z / rsc[s] (its entries' columns are z's support, their values stale: the
+        slot is "lazy" until _settle), ||z||^2 from ||x_s||^2, ||x_l||^2 and <x_s, x_l>.  BSGD's
+        merges of a fresh SV into a "sink" that holds every column a text stream has shown
+        would otherwise rewrite the sink at every merge.  0, or -1 without memory."""
+        cdef double* M = self.mir[s]
+        cdef long long ol
+        cdef int kk, c, grow = 0
+        cdef double r, nr, a, v, old, dot = 0.0
+        if ws * self.rsc[s] < 1e-150:
+            self._settle(s)                     # renormalise: the scale would underflow
+        r = self.rsc[s]
+        nr = ws * r
+        a = wl / nr
+        ol = self.off[l]
+        if wl == 0.0:                           # z = ws x_s: a new scale only
+            self.sqn[s] = ws * ws * self.sqn[s]
+            self.rsc[s] = nr
+            self.lazy[s] = 1
+            return 0
+        for kk in range(self.nz[l]):            # <x_l, M> and the columns x_s does not have
+            old = M[self.pcol[ol + kk]]
+            dot += self.pval[ol + kk] * old
+            grow += old == 0.0 and not signbit(old)
+        if self.nz[s] + grow > self.rcap[s] and self._slab_move(s, self.nz[s] + grow) != 0:
             return -1
-        self.mir[m] = M                         # now z over the compact columns
-        self.mir[j] = NULL
-        if cnt < heavy_min_nnz // 2:
-            self._mir_drop(m)
-        self.sqn[m] = row_sqnorm(self.ebuf, cnt)
-        self._set_coefs(m, alpha)
+        ol = self.off[l]                        # (a move may have compacted the pool)
+        for kk in range(self.nz[l]):
+            c = self.pcol[ol + kk]
+            old = M[c]
+            v = old + a * self.pval[ol + kk]
+            if v == 0.0:
+                v = -0.0                        # -0.0: a column of the support whose value is 0
+            M[c] = v
+            if old == 0.0 and not signbit(old):
+                self.pcol[self.off[s] + self.nz[s]] = c
+                self.pval[self.off[s] + self.nz[s]] = 0.0
+                self.nz[s] += 1
+        self.nnz_total += grow
+        v = ws * ws * self.sqn[s] + 2.0 * ws * wl * r * dot + wl * wl * self.sqn[l]
+        self.sqn[s] = v if v > 0.0 else 0.0
+        self.rsc[s] = nr
+        self.lazy[s] = 1
         return 0
+
+    cdef int _slab_move(self, Py_ssize_t i, int need) noexcept nogil:
+        """Give slot i a room of need entries and half again at the end of the pool, its entries
+        copied there (a compaction first, if the pool is full, keeps them) and its old room a
+        hole.  0, or -1 without memory."""
+        cdef long long room = need + need // 2
+        if self.pused + room > self.pcap and self._slab_compact(room) != 0:
+            return -1
+        memcpy(self.pval + self.pused, self.pval + self.off[i], self.nz[i] * sizeof(double))
+        memcpy(self.pcol + self.pused, self.pcol + self.off[i], self.nz[i] * sizeof(int))
+        self.pholes += self.rcap[i]
+        self.pmoves += 1
+        self.off[i] = self.pused
+        self.rcap[i] = <int>room
+        self.pused += room
+        return 0
+
+    cdef void _settle(self, Py_ssize_t i) noexcept nogil:
+        """A lazy slot (_absorb) made exact: its values written from the dense row times its
+        scale (the row rescaled too), zeros dropped, entries sorted by column, ||x||^2 summed
+        anew.  O(its nonzeros); nothing for any other slot."""
+        cdef double* M
+        cdef double r, v
+        cdef long long o
+        cdef int kk, k = 0, c
+        if not self.lazy[i]:
+            return
+        M = self.mir[i]
+        r = self.rsc[i]
+        o = self.off[i]
+        for kk in range(self.nz[i]):
+            c = self.pcol[o + kk]
+            v = r * M[c]
+            if v != 0.0:
+                M[c] = v
+                self.pcol[o + k] = c
+                self.pval[o + k] = v
+                k += 1
+            else:
+                M[c] = 0.0
+        self.nnz_total -= self.nz[i] - k
+        self.nz[i] = k
+        sort_entries(self.pcol + o, self.pval + o, k)
+        self.sqn[i] = row_sqnorm(self.pval + o, k)
+        self.rsc[i] = 1.0
+        self.lazy[i] = 0
 
     # -- kernel values ----------------------------------------------------------------------
     cdef int _load(self, const double* x, const int* idx, int nnz) noexcept nogil:
@@ -951,7 +1100,7 @@ cdef class SupportSet:
         elif self.mode == STORE_COMPACT:
             ok_sqdist_fm(self.XT, self.cap, lo, hi, x, self.qidx, nnz, False, self.sqn, out)
         else:
-            ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.sqn, lo, hi, self.qbuf,
+            ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.rsc, self.sqn, lo, hi, self.qbuf,
                                self.qsq, x, self.qidx, nnz, out)
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
@@ -988,7 +1137,7 @@ cdef class SupportSet:
         if self.mode == STORE_COMPACT:
             ok_sqdist_fm(self.XT + i, self.cap, 0, 1, x, self.qidx, nnz, False, self.sqn + i, &dist)
         else:
-            ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.sqn + i, 0, 1,
+            ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.rsc + i, self.sqn + i, 0, 1,
                                self.qbuf, self.qsq, x, self.qidx, nnz, &dist)
         self._unload(idx, nnz)
         return dist
@@ -1004,7 +1153,7 @@ cdef class SupportSet:
         if self.mode != STORE_SLAB:
             return -self.gamma * ok_sqdist(self.X + i * self.w, self.X + j * self.w, self.w)
         q = self._dense_of(j, self.tbuf)
-        ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.sqn + i, 0, 1, q,
+        ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.rsc + i, self.sqn + i, 0, 1, q,
                            self.sqn[j], self.pval + self.off[j], self.pcol + self.off[j], self.nz[j], &dist)
         self._undense(j, self.tbuf)
         return -self.gamma * dist
@@ -1024,7 +1173,7 @@ cdef class SupportSet:
         begin_sv_query.  Reads only: blocks of candidates may run in parallel."""
         cdef Py_ssize_t i
         if self.mode == STORE_SLAB:
-            ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.sqn, a, b, self.svq,
+            ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.rsc, self.sqn, a, b, self.svq,
                                self.sqn[m], self.pval + self.off[m], self.pcol + self.off[m], self.nz[m], out)
             for i in range(a, b):
                 out[i] = -self.gamma * out[i]
@@ -1199,10 +1348,20 @@ cdef class SupportSet:
         """Nonzeros held by the SVs present (compact and slab modes; n * d when dense)."""
         return int(self.nnz_total) if self.mode != STORE_DENSE else self.n * self.d
 
+    def pool_stats(self):
+        """The slab's pool (diagnostics and tests): entries ``used`` (handed out to slots, holes
+        included), ``holes`` (entries no SV owns), ``allocated``, and ``moves``: how many times a
+        rewritten SV did not fit its room and was written elsewhere.  Zeros outside the slab."""
+        if self.mode != STORE_SLAB:
+            return {"used": 0, "holes": 0, "allocated": 0, "moves": 0}
+        return {"used": int(self.pused), "holes": int(self.pholes), "allocated": int(self.pcap),
+                "moves": int(self.pmoves)}
+
     def nbytes(self):
         """Bytes this set has allocated (malloc, which tracemalloc does not see)."""
         cdef Py_ssize_t cap = self.cap, nb = (self.cap + SV_BLOCK - 1) // SV_BLOCK
-        total = cap * (3 * sizeof(double) + sizeof(long long) + sizeof(int)) + 2 * cap * self.C * sizeof(double)
+        total = cap * (4 * sizeof(double) + sizeof(long long) + 2 * sizeof(int) + sizeof(char))
+        total += 2 * cap * self.C * sizeof(double)
         total += nb * self.C * sizeof(double)
         if self.mode == STORE_SLAB:
             total += cap * sizeof(long long) + self.pcap * (sizeof(double) + sizeof(int))
@@ -1272,12 +1431,14 @@ cdef class SupportSet:
         return self.kernel_sv(i, j)
 
     def merge(self, Py_ssize_t m, Py_ssize_t j, double h, alpha):
-        """Slot m <- h x_m + (1 - h) x_j with coefficients alpha (merge_into; tests)."""
-        if not (0 <= m < self.n and 0 <= j < self.n):
-            raise IndexError("no such support vector")
+        """Slot m <- h x_m + (1 - h) x_j with coefficients alpha, then SV j leaves the set as in
+        ``discard`` (merge_into and remove, BSGD's maintenance step; tests)."""
+        if not (0 <= m < self.n and 0 <= j < self.n and m != j):
+            raise IndexError("no such pair of support vectors")
         cdef double[::1] av = np.ascontiguousarray(alpha, dtype=np.float64).reshape(self.C)
         if self.merge_into(m, j, h, &av[0]) != 0:
             raise MemoryError("cannot merge")
+        self.remove(j)
 
     def add(self, data, indices=None, alpha=None):
         """Append an SV (a dense row of d, or sparse (data, indices)); returns its slot (tests)."""
