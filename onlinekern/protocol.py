@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onlinekern._core import heap
 from onlinekern.seeding import permutation
 
 
@@ -292,6 +293,7 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
         X0, y0 = first if first is not None else (sp.csr_matrix((0, n_features)), np.zeros(0))
         learner._initialize(X0, y0, classes, n_stream=n_examples)
         X0 = y0 = None
+        heap.trim()               # the width race's losing candidates are freed by now
     stream = [] if first is None else itertools.chain([first], chunks)
     first = None                  # each chunk is freed once learned (memory: about two chunks)
     core = learner.core_
@@ -307,6 +309,7 @@ def run_online_stream(learner, path, chunk_rows=65536, classes=None, n_features=
     kept = [] if keep_scores else None
     buf = None
     for Xc, yc in stream:
+        heap.trim()               # the previous chunk is freed by now
         m = Xc.shape[0]
         if m == 0:
             continue

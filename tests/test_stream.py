@@ -2,11 +2,13 @@
 import bz2
 import gzip
 import lzma
+import os
 
 import numpy as np
 import pytest
 
 import onlinekern as ok
+from onlinekern._core import heap
 from onlinekern.io import load_libsvm, save_libsvm
 from onlinekern.protocol import run_online, run_online_stream
 from onlinekern.registry import make_learner
@@ -172,3 +174,37 @@ def test_cli_stream_bad_data(tmp_path, capsys):
     code, out, err = _train(["-a", "ogd-hinge", str(p), "--stream", "-q", "-g", "1",
                              "--classes", "1,-1", "--n-features", "1"], capsys)
     assert code == 1 and "error" in err
+
+
+def _rss():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) << 10
+    raise OSError("no VmRSS")
+
+
+@pytest.mark.skipif(not heap.AVAILABLE or not os.path.exists("/proc/self/status"),
+                    reason="needs glibc's malloc_trim and /proc")
+def test_heap_trim_returns_free_pages_between_live_blocks():
+    """After a 16 MiB block is freed, glibc serves 1 MiB blocks from the heap; freed, they stay
+    resident while a live block sits above them, until heap.trim() gives the pages back."""
+    big = np.ones(2 << 20)
+    del big
+    blocks = [np.ones(1 << 17) for _ in range(100)]
+    keep = blocks[-1]
+    del blocks
+    before = _rss()
+    assert heap.trim()
+    assert before - _rss() > 50 << 20
+    assert keep[0] == 1.0
+
+
+def test_stream_trims_the_heap_once_per_chunk(tmp_path, monkeypatch):
+    X, y = _data("binary", np.random.default_rng(0))
+    path = str(tmp_path / "d.svm")
+    save_libsvm(path, X, y)
+    calls = []
+    monkeypatch.setattr(heap, "trim", lambda: calls.append(1) or False)
+    run_online_stream(make_learner("perceptron", gamma=0.5), path, chunk_rows=40)
+    assert len(calls) == 1 + 4                         # after the width choice, then per chunk
