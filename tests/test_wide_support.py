@@ -472,3 +472,22 @@ def test_a_growing_sink_is_rewritten_in_its_room(rows):
         np.testing.assert_allclose(s.sqdists(qv, q), ((R - dq) ** 2).sum(1), rtol=1e-12)
     finally:
         support.set_storage_limits(*old)
+
+
+def test_lazy_merges_give_the_same_bits_at_one_and_two_threads(slab_always, force_parallel):
+    """BSGD-merge with dense rows for SVs of 20+ entries (merged SVs here, fresh rows hold ~6):
+    merges into them are scaled lazily, kernel rows split over threads read the scale; 1 and 2
+    threads give the same scores, within 1e-12 of a run without dense rows."""
+    X, y = synthetic(n=1500, d=200, seed=4, density=0.03)
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 22), 2 ** 22)
+    out = {}
+    for nbytes, nt in ((None, 1), (None, 2), (0, 1)):
+        old = support.set_storage_limits(heavy_nnz=20, heavy_bytes=nbytes)
+        try:
+            m = make("bsgd-merge", n_threads=nt).fit(Xw, y)
+        finally:
+            support.set_storage_limits(*old)
+        out[nbytes, nt] = (m.core_.sv.dense_rows, scores(m, Xw[:400]))
+    assert out[None, 1][0] > 0 and out[0, 1][0] == 0
+    np.testing.assert_array_equal(out[None, 1][1], out[None, 2][1])
+    np.testing.assert_allclose(out[None, 1][1], out[0, 1][1], rtol=0, atol=1e-12)
