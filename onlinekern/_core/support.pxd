@@ -227,7 +227,7 @@ cdef class SupportSet:
     cdef void set_dense(self, Py_ssize_t i, const double* z, const double* alpha) noexcept nogil
     cdef int merge_into(self, Py_ssize_t m, Py_ssize_t j, double h, const double* alpha) noexcept nogil
     cdef int _absorb(self, Py_ssize_t s, Py_ssize_t l, double ws, double wl) noexcept nogil
-    cdef int _slab_move(self, Py_ssize_t i, int need) noexcept nogil
+    cdef int _slab_move(self, Py_ssize_t i, long long room) noexcept nogil
     cdef void _settle(self, Py_ssize_t i) noexcept nogil
     cdef double* row(self, Py_ssize_t i) noexcept nogil
     cdef int entries(self, Py_ssize_t i, const double** x, const int** idx) noexcept nogil

@@ -514,21 +514,17 @@ cdef class SupportSet:
                 self.nz[i] = m
                 self.nnz_total += m
                 return 0
-            self.pholes += self.rcap[i]
-            self.pmoves += 1
             if m >= GROW_NNZ:
                 room = m + m // 2
+        else:
+            self.off[i] = 0                     # a new slot owns no room yet
+            self.rcap[i] = 0
         self.nz[i] = 0
-        self.rcap[i] = 0
-        self.off[i] = self.pused
-        if self.pused + room > self.pcap and self._slab_compact(room) != 0:
+        if self._slab_move(i, room) != 0:
             return -1
-        memcpy(self.pval + self.pused, vals, m * sizeof(double))
-        memcpy(self.pcol + self.pused, cols, m * sizeof(int))
-        self.off[i] = self.pused
+        memcpy(self.pval + self.off[i], vals, m * sizeof(double))
+        memcpy(self.pcol + self.off[i], cols, m * sizeof(int))
         self.nz[i] = m
-        self.rcap[i] = <int>room
-        self.pused += room
         self.nnz_total += m
         return 0
 
@@ -949,13 +945,10 @@ cdef class SupportSet:
                     cnt += 1
         self._undense(m, self.sbuf)
         self._undense(j, self.tbuf)
-        if self.mir[m] != NULL:
-            self._mir_clear(m)
-        if self.mir[j] == NULL and self.rcap[j] > self.rcap[m]:
+        if self.mir[m] == NULL and self.mir[j] == NULL and self.rcap[j] > self.rcap[m]:
             self._swap_room(m, j)               # z takes j's larger room (j leaves next)
-        if self._slab_store(m, self.ebuf, self.qidx, cnt) != 0:
+        if self._slab_put(m, self.ebuf, self.qidx, cnt) != 0:
             return -1
-        self._mir_fit(m)
         self.sqn[m] = row_sqnorm(self.ebuf, cnt)
         self._set_coefs(m, alpha)
         return 0
@@ -975,17 +968,18 @@ cdef class SupportSet:
         r = self.rsc[s]
         nr = ws * r
         a = wl / nr
-        ol = self.off[l]
         if wl == 0.0:                           # z = ws x_s: a new scale only
             self.sqn[s] = ws * ws * self.sqn[s]
             self.rsc[s] = nr
             self.lazy[s] = 1
             return 0
+        ol = self.off[l]
         for kk in range(self.nz[l]):            # <x_l, M> and the columns x_s does not have
             old = M[self.pcol[ol + kk]]
             dot += self.pval[ol + kk] * old
             grow += old == 0.0 and not signbit(old)
-        if self.nz[s] + grow > self.rcap[s] and self._slab_move(s, self.nz[s] + grow) != 0:
+        c = self.nz[s] + grow
+        if c > self.rcap[s] and self._slab_move(s, c + c // 2) != 0:
             return -1
         ol = self.off[l]                        # (a move may have compacted the pool)
         for kk in range(self.nz[l]):
@@ -1006,17 +1000,17 @@ cdef class SupportSet:
         self.lazy[s] = 1
         return 0
 
-    cdef int _slab_move(self, Py_ssize_t i, int need) noexcept nogil:
-        """Give slot i a room of need entries and half again at the end of the pool, its entries
-        copied there (a compaction first, if the pool is full, keeps them) and its old room a
-        hole.  0, or -1 without memory."""
-        cdef long long room = need + need // 2
+    cdef int _slab_move(self, Py_ssize_t i, long long room) noexcept nogil:
+        """Give slot i a new room of ``room`` entries at the end of the pool, its first nz[i]
+        entries copied there (a compaction first, if the pool is full, keeps them) and its old
+        room a hole (counted in ``moves`` for an SV present).  0, or -1 without memory."""
         if self.pused + room > self.pcap and self._slab_compact(room) != 0:
             return -1
         memcpy(self.pval + self.pused, self.pval + self.off[i], self.nz[i] * sizeof(double))
         memcpy(self.pcol + self.pused, self.pcol + self.off[i], self.nz[i] * sizeof(int))
         self.pholes += self.rcap[i]
-        self.pmoves += 1
+        if i < self.n:
+            self.pmoves += 1
         self.off[i] = self.pused
         self.rcap[i] = <int>room
         self.pused += room
