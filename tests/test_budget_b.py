@@ -128,9 +128,9 @@ def test_bsgd_vs_oracle(maintenance, task, sparse):
 
 @pytest.mark.parametrize("maintenance", ["removal", "merging"])
 def test_bsgd_anytime_lambda_vs_oracle(maintenance):
-    # the product rule, stream length known or not: lambda_t = min(1e-3, 1/t), so the steps
-    # change at t = 1,000 (a new SV enters with 1 from there on)
-    from onlinekern.learners.bsgd import ANYTIME_LAM, ANYTIME_LAM_T, CLASSIFICATION_LAM
+    # the product rule when the stream length is unknown: lambda_t = min(1e-3, 1/t), so the
+    # steps change at t = 1,000 (a new SV enters with 1 from there on)
+    from onlinekern.learners.bsgd import ANYTIME_LAM, ANYTIME_LAM_T, CLASSIFICATION_LAM, LAM_T
     X, y = make_data("binary", T=1600, seed=6)
     ye = encode(y, "binary")
     _, SV, alpha = rb.ref_bsgd(X, ye, "binary", 0.4, 15, lambda t: min(CLASSIFICATION_LAM, ANYTIME_LAM_T / t),
@@ -138,9 +138,8 @@ def test_bsgd_anytime_lambda_vs_oracle(maintenance):
     learner = BSGD[maintenance](budget=15, gamma=0.4).partial_fit(X, y, classes=np.unique(y))
     assert learner.lam_ == ANYTIME_LAM                          # the stream's length was not known
     check_model(learner, SV, alpha, 0.4)
-    known = BSGD[maintenance](budget=15, gamma=0.4).fit(X, y)  # the length known: the same rule
-    assert known.lam_ == ANYTIME_LAM
-    check_model(known, SV, alpha, 0.4)
+    fixed = BSGD[maintenance](budget=15, gamma=0.4).fit(X, y)  # known: min(1e-3, 4/T) throughout
+    assert fixed.lam_ == pytest.approx(min(CLASSIFICATION_LAM, LAM_T / len(y)))
 
 
 @pytest.mark.parametrize("maintenance", ["removal", "merging"])
@@ -541,7 +540,7 @@ def test_registry_and_defaults():
     assert (ok.BSGDMerge.paper_defaults["lam"], ok.BSGDMerge.paper_defaults["budget"]) == (1e-4, 50)
     X, y = make_data("binary", T=60, seed=3)
     fitted = ok.BSGDRemoval().fit(X, y)
-    assert (fitted.budget_, fitted.lam_) == (1000, "min(0.001, 1/t)")     # lambda_t, T known or not
+    assert (fitted.budget_, fitted.lam_) == (1000, 1e-3)
     fitted = ok.BSGDRemoval(preset="paper").fit(X, y)
     assert (fitted.budget_, fitted.lam_) == (50, 1e-4)
     assert "merge_tol" not in ok.BSGDRemoval().get_params()

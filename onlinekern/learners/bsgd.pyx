@@ -894,25 +894,33 @@ def _bsgd_loss(epsilon, int task):
 #: (RMSE / running mean's, merge: casp 0.95 -> 0.91, cadata 0.89 -> 0.77, abalone 0.87 -> 0.83;
 #: removal 0.97 / 0.94 / 0.89 -> 0.94 / 0.85 / 0.85), and 0.01 is unstable for DualSGD-l2 (cadata 1.18).
 REGRESSION_LAM = 0.03
-#: lam of classification for the first 1,000 examples: 1e-3 (the papers' 1e-4 makes the first
-#: steps 1/(lam t) = 10^4; on the first 5,000 rows of the shared classification sets at B = 1000,
-#: 1e-3 lowered both learners' mistake rate on poker, a9a, magic04 and cod-rna, e.g. BSGD-merge
-#: poker 51.7 -> 47.9 %, a9a 18.2 -> 17.1 %: BENCHMARKS.md "Defaults").
+#: Product lam of classification when the stream length T is not known (a first ``partial_fit``):
+#: 1e-3 (the papers' 1e-4 makes the first steps 1/(lam t) = 10^4; on the first 5,000 rows of the
+#: shared classification sets at B = 1000, 1e-3 lowered both learners' mistake rate on poker, a9a,
+#: magic04 and cod-rna, e.g. BSGD-merge poker 51.7 -> 47.9 %, a9a 18.2 -> 17.1 %, and raised it on
+#: ijcnn1 (8.8 -> 9.3 %): BENCHMARKS.md "Defaults").  It is :data:`LAM_T` / T for T = 4,000.
 CLASSIFICATION_LAM = 1e-3
-#: Product lam of classification, whether the stream length is known or not: lambda_t =
-#: min(CLASSIFICATION_LAM, ANYTIME_LAM_T / t), the model at every t the one a fixed lambda_t would
-#: give, with every SV's coefficient 1/(lambda_t t) (a C-SVM's C = 1 over the examples seen so
-#: far): Pegasos up to t = 1,000, then no shrink and a step of 1 per margin error.  A fixed 1e-3
-#: regularises a long stream ever more once the budget binds (whole ijcnn1: BSGD-merge 7.92 %, the
-#: 500,000-row text stream: 40.4 % at 65,536 rows).  Of lambda T in {1, 2, 4, 16, 64} for a known
-#: length T, 4 was best for merging on the four large sets; the anytime rule with 1 beat 4 / t, and
-#: beat min(1e-3, 4 / T) on 28 of the 52 whole-stream cells of both learners (10 worse, 14 equal;
-#: ijcnn1 merging 2.33 -> 2.28 %, removal 7.77 -> 7.08 %, w8a 1.89 -> 1.67 / 2.26 -> 1.92 %, a9a
-#: 16.59 -> 16.38 / 17.83 -> 17.39 %; worse on poker and magic04 removal, 17.98 -> 18.72 %) and on
-#: 23 of the 52 cells of 5,000 rows (16 worse, none across the benchmark's bar), BENCHMARKS.md
-#: "Defaults over whole streams".  One rule also gives ``fit`` and ``partial_fit`` the same model.
-#: The variant that kept the Pegasos shrink (older SVs weighted tau / t) was worse (ijcnn1 merging
-#: 2.73 %).
+#: Product lam of classification when T is known (``fit``, ``run_online``, the CLI): LAM_T / T,
+#: the Pegasos form of a C-SVM with C = 1/(lam T) = 1/4 whatever the length, and at most
+#: CLASSIFICATION_LAM (a stream shorter than 4,000 keeps the value measured on short streams).  A fixed lam
+#: regularises a long stream far too much once the budget binds: on the whole sets (permutation 0,
+#: B = 1000, gamma "auto") lam = 1e-3 gave BSGD-merge ijcnn1 (141,691 rows) 7.92 %, a9a 17.36,
+#: cod-rna.tr 7.43, w8a 2.70 and BSGD-removal 9.07 / 18.00 / 20.56 / 2.51; lam = 4/T gives
+#: 2.36 / 16.67 / 6.36 / 2.12 and 7.87 / 17.82 / 9.75 / 2.71 (of lam T in {1, 2, 4, 16, 64}, 4 is
+#: the best for merging on all four sets; removal's best lam T is 0.25-4 by set).  Smaller lam also
+#: means fewer margin errors, so fewer merges: BSGD-merge on w8a 20.3 -> 9.6 s of learning.
+LAM_T = 4.0
+#: Product lam of classification when T is not known (a first ``partial_fit``, ``train --stream``
+#: with ``--classes`` and ``--n-features``, the river adapter): lambda_t = min(CLASSIFICATION_LAM,
+#: ANYTIME_LAM_T / t), the model at every t the one a fixed lambda_t would give, with every SV's
+#: coefficient 1/(lambda_t t) (a C-SVM's C = 1 over the examples seen so far): Pegasos up to
+#: t = 1,000, then no shrink and a step of 1 per margin error.  A fixed 1e-3 regularises a long
+#: stream ever more (whole ijcnn1 in one pass: BSGD-merge 7.85 %; the 500,000-row text stream:
+#: 40.4 % at 65,536 rows against 10.7 % with T known).  Measured over whole ijcnn1, a9a, w8a and
+#: cod-rna.tr (permuted, one pass, BENCHMARKS.md "Defaults over whole streams"): ANYTIME_LAM_T = 1
+#: beat 4 on 7 of the 8 (learner, set) cells and the known-length rule on 7 (ijcnn1 merging 2.18 %
+#: against 2.38; a9a merging 16.65 against 16.63); the variant that kept the Pegasos shrink
+#: (older SVs weighted tau / t) was worse (ijcnn1 merging 2.73 %).
 ANYTIME_LAM_T = 1.0
 ANYTIME_LAM = f"min({CLASSIFICATION_LAM:g}, {ANYTIME_LAM_T:g}/t)"
 
@@ -928,13 +936,14 @@ class _BSGD(KernelLearner):
     _maintenance = REMOVAL
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """lam: :data:`ANYTIME_LAM` for classification (papers: 1e-4); :data:`REGRESSION_LAM` for regression;
+        """lam: :data:`LAM_T` / T, at most :data:`CLASSIFICATION_LAM`, for classification when the
+        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression;
         budget: :data:`onlinekern.params.AUTO_BUDGET` (a9a, ijcnn1 and w8a learn within 5,000
         examples at 1,000 support vectors, not at 50: BENCHMARKS.md "Defaults")."""
         if name == "lam":
             if task == "regression":
                 return REGRESSION_LAM
-            return ANYTIME_LAM
+            return min(CLASSIFICATION_LAM, LAM_T / n_stream) if n_stream else ANYTIME_LAM
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
     def _validate_params(self):
@@ -984,8 +993,10 @@ class BSGDRemoval(_BSGD):
         None = 1/n_features.
     lam : float or 'auto'
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
-        classification lambda_t = min(1e-3, 1/t) at example t, whether the stream's length is
-        known or not (ANYTIME_LAM: C = 1 over the examples seen so far, shown as
+        classification min(1e-3, 4/T) when the stream length T is known (``fit``, ``run_online``,
+        the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
+        min(1e-3, 1/t) when it is not (a first ``partial_fit``, ``train --stream`` with the
+        classes given: ANYTIME_LAM, C = 1 over the examples seen so far, shown as
         ``lam_ = "min(0.001, 1/t)"``); 0.03 for regression (REGRESSION_LAM); the 'paper' preset:
         1e-4 (BudgetedSVM ``-L``).
     epsilon : float
@@ -1037,8 +1048,10 @@ class BSGDMerge(_BSGD):
         None = 1/n_features.
     lam : float or 'auto'
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
-        classification lambda_t = min(1e-3, 1/t) at example t, whether the stream's length is
-        known or not (ANYTIME_LAM: C = 1 over the examples seen so far, shown as
+        classification min(1e-3, 4/T) when the stream length T is known (``fit``, ``run_online``,
+        the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
+        min(1e-3, 1/t) when it is not (a first ``partial_fit``, ``train --stream`` with the
+        classes given: ANYTIME_LAM, C = 1 over the examples seen so far, shown as
         ``lam_ = "min(0.001, 1/t)"``); 0.03 for regression (REGRESSION_LAM); the 'paper' preset:
         1e-4 (BudgetedSVM ``-L``).
     merge_tol : float
