@@ -44,6 +44,7 @@ def ref_rrf(X, y, task, g0, D, eta=0.3, eta_rho=1e-4, lam=0.0, loss_name="hinge"
     """Algorithm 1 of the paper in the spec's form (§3.12 steps 1-5).
 
     Returns (scores, w, rho, n_clips): scores (T,) or (T, C) pre-update; w (2D,) or (C, 2D).
+    ``eta`` may be a function of the 1-based example count t (a step schedule).
     """
     X = np.asarray(X, dtype=float)
     T, d = X.shape
@@ -56,7 +57,7 @@ def ref_rrf(X, y, task, g0, D, eta=0.3, eta_rho=1e-4, lam=0.0, loss_name="hinge"
     for t in range(T):
         _, gw, gr, f = rrf_gradients(X[t], y[t], task, w, rho, E, lam, loss_name, epsilon)
         scores.append(f if task == "multiclass" else f[0])     # record
-        w = w - eta * gw                                        # step 5, both from the
+        w = w - (eta(t + 1) if callable(eta) else eta) * gw     # step 5, both from the
         new = rho - eta_rho * gr                                # pre-update values
         clips += int(np.sum((new > rho0 + RHO_RANGE) | (new < rho0 - RHO_RANGE)))
         rho = np.clip(new, rho0 - RHO_RANGE, rho0 + RHO_RANGE)

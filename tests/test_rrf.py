@@ -121,6 +121,34 @@ def test_product_step_is_one_over_the_curvature_for_smooth_losses():
     assert ok.FOGD(loss="logistic", gamma=0.5, preset="paper").fit(X, y).eta_ == 0.4
 
 
+def test_warm_step_of_nonsmooth_regression_vs_oracle():
+    """The product step of the absolute and epsilon-insensitive losses starts at the papers' 0.3
+    and falls as 1/sqrt(t) to 0.1 at t = WARM_T0 (WARM_ETA); here with WARM_T0 = 50 on the core,
+    against the oracle with that schedule (t = 1 takes 0.3 either way, so a paper-preset first
+    step starts the run)."""
+    from onlinekern.learners.rrf import WARM_ETA, WARM_T0
+
+    X, y = make_data("regression", seed=3)
+    assert len(y) > 120
+    g0, D, seed, t0 = 0.35, 24, 7, 50
+    sched = lambda t: 0.1 * min(3.0, max(1.0, np.sqrt(t0 / t)))
+    for loss in ("absolute", "epsilon-insensitive"):
+        rs, w, rho, _ = rref.ref_rrf(X, y, "regression", g0, D, eta=sched, eta_rho=0.05, loss_name=loss,
+                                     epsilon=0.15, seed=seed)
+        learner = ok.RRF(n_components=D, gamma=g0, eta_gamma=0.05, loss=loss, epsilon=0.15, seed=seed,
+                         preset="paper").fit(X[:1], y[:1])
+        learner.core_.eta, learner.core_.warm_t0, learner.core_.warm_cap = 0.1, t0, 3.0
+        res = ok.run_online(learner, X[1:], y[1:], keep_scores=True, reset=False)
+        np.testing.assert_allclose(res.scores, rs[1:], rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(learner.coef_, w, rtol=RTOL, atol=ATOL)
+        # the product default sets the schedule on nonsmooth regression only
+        fitted = ok.RRF(loss=loss, gamma=g0).fit(X, y)
+        assert fitted.eta_ == WARM_ETA and fitted.core_.warm_t0 == WARM_T0 and fitted.core_.eta == pytest.approx(0.1)
+    assert ok.RRF(loss="squared", gamma=g0).fit(X, y).core_.warm_t0 == 0.0
+    assert ok.RRF(loss="absolute", gamma=g0, preset="paper").fit(X, y).core_.warm_t0 == 0.0
+    assert ok.RRF(loss="absolute", gamma=g0, eta=0.2).fit(X, y).core_.warm_t0 == 0.0
+
+
 def test_rrf_real_data_slice_vs_oracle(shared_data):
     """300 sparse rows of ijcnn1 (13 of 22 features stored per row)."""
     X, y = ok.load_libsvm(shared_data.compressed("ijcnn1"))
