@@ -612,9 +612,11 @@ class RRF(FeatureLearner):
         core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None,
                              self._n_threads())
         eta = self.param_value("eta")
-        core.eta, core.eta_rho, core.lam = float(0.0 if eta == WARM_ETA else eta), float(eg), float(self.lam)
-        if eta == WARM_ETA:
-            core.eta, core.warm_t0, core.warm_cap = self.paper_defaults["eta"] / 3.0, WARM_T0, 3.0
+        warm = eta == WARM_ETA                 # 0.1, times up to 3 before t = WARM_T0
+        core.eta = self.paper_defaults["eta"] / 3.0 if warm else float(eta)
+        core.eta_rho, core.lam = float(eg), float(self.lam)
+        if warm:
+            core.warm_t0, core.warm_cap = WARM_T0, 3.0
         core.loss = PyTaskLoss(self.loss, task == TASK_MULTICLASS, self.epsilon)
         core._setup_rrf(gamma)
         if s > 0:
