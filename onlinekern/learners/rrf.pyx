@@ -116,7 +116,8 @@ from onlinekern.losses import canonical_loss, smooth_step
 #: {300, 1,000, 3,000}, 1,000 was best.
 NONSMOOTH_REGRESSION = ("absolute", "epsilon-insensitive")
 WARM_T0 = 1000
-WARM_ETA = f"clip(0.1 sqrt({WARM_T0}/t), 0.1, 0.3)"
+WARM_CAP = 3.0                           # the first steps: WARM_CAP times the third, the papers' 0.3
+WARM_ETA = f"clip(0.1 sqrt({WARM_T0}/t), 0.1, {0.1 * WARM_CAP:g})"
 from onlinekern.learners.ogd import task_loss
 from onlinekern.seeding import INIT, rng
 
@@ -292,10 +293,9 @@ cdef class RRFCore(FeatureCore):
         cdef double* g = self.grad_buf
         cdef int c
         cdef double eta = self.eta, f
-        if self.warm_t0 > 0.0:
+        if self.n_seen + 1 < self.warm_t0:    # the warm start's early steps (warm_t0 = 0: never)
             f = sqrt(self.warm_t0 / <double>(self.n_seen + 1))
-            if f > 1.0:
-                eta = self.eta * (f if f < self.warm_cap else self.warm_cap)
+            eta = self.eta * (f if f < self.warm_cap else self.warm_cap)
         if self.lam > 0.0:
             self.w.shrink(1.0 - eta * self.lam)
         for c in range(self.n_outputs):
@@ -612,11 +612,11 @@ class RRF(FeatureLearner):
         core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None,
                              self._n_threads())
         eta = self.param_value("eta")
-        warm = eta == WARM_ETA                 # 0.1, times up to 3 before t = WARM_T0
-        core.eta = self.paper_defaults["eta"] / 3.0 if warm else float(eta)
+        warm = eta == WARM_ETA                 # 0.1, times up to WARM_CAP before t = WARM_T0
+        core.eta = self.paper_defaults["eta"] / WARM_CAP if warm else float(eta)
         core.eta_rho, core.lam = float(eg), float(self.lam)
         if warm:
-            core.warm_t0, core.warm_cap = WARM_T0, 3.0
+            core.warm_t0, core.warm_cap = WARM_T0, WARM_CAP
         core.loss = PyTaskLoss(self.loss, task == TASK_MULTICLASS, self.epsilon)
         core._setup_rrf(gamma)
         if s > 0:
