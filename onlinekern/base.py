@@ -30,9 +30,9 @@ learner (the list, with measured figures, is enforced by tests/test_sklearn_comp
 * ``fit`` is one pass in the given order (the papers' online protocol), i.e. ``partial_fit`` on a
   fresh model; more epochs are more ``partial_fit`` calls.  No ``sample_weight``.
 * With default step sizes, one pass over scikit-learn's 200-example regression set stays below
-  R^2 = 0.5 for some regressors (check_regressors_train: the DSG family's absolute,
-  epsilon-insensitive, Huber and quantile losses and RRF's absolute and epsilon-insensitive ones,
-  R^2 0.32-0.49; the only check that fails with the defaults).
+  R^2 = 0.5 for some regressors (check_regressors_train: DSG's absolute, epsilon-insensitive,
+  Huber and quantile losses, UDSG's absolute and quantile losses and CDSG's quantile loss, R^2
+  0.32-0.49; the only check that fails with the defaults).
 * A sparse X may have fewer columns than the fitted width (a LIBSVM file whose trailing features
   never occur); dense X must match exactly.
 
@@ -44,12 +44,12 @@ data) and :meth:`OnlineLearner.row_data` cost the nonzeros of X and never alloca
 import contextlib
 import inspect
 
-import joblib
 import numpy as np
 import scipy.sparse as sp
 
-from onlinekern._core.learner import TASK_CODES, RowData
+from onlinekern._core.learner import TASK_CODES, RowData, openmp_max_threads
 from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
+from onlinekern._core.threads import usable_cores
 from onlinekern.kernels import resolve_gamma, scale_features, width_candidates
 # The parameter checks and presets (onlinekern.params) and NotFittedError (onlinekern.validation)
 # are re-exported: learners and users import them from here.
@@ -191,8 +191,10 @@ class OnlineLearner:
         return X
 
     def _n_threads(self):
+        """Threads a pass may use: ``n_threads``, or with None the OpenMP default
+        (``OMP_NUM_THREADS``, a ``threadpoolctl`` limit) capped at the usable cores."""
         n = getattr(self, "n_threads", None)
-        return joblib.cpu_count() if n is None else int(n)
+        return min(usable_cores(), openmp_max_threads()) if n is None else int(n)
 
     def _pass_context(self, n_rows):
         """Context manager around one pass of the core over ``n_rows`` examples (``fit``,

@@ -170,7 +170,7 @@ PARAMS = {
                          "hypotheses so far, online too; FOGD, NOGD: after training)", FLAG),
     "task": ParamSpec(None, (), "'classification' or 'regression' (learners without a loss)",
                       parse_task, "TASK"),
-    "n_threads": ParamSpec("-j", (), "threads for the compiled loops ('auto': all cores)",
+    "n_threads": ParamSpec("-j", (), "threads for the compiled loops ('auto': all cores, or OMP_NUM_THREADS)",
                            parse_optional_int, "N", "all cores"),
     "seed": ParamSpec("-s", (), "the one seed behind everything random: data permutations, "
                       "random features, sampling choices", parse_int, "S"),

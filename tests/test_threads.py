@@ -108,3 +108,25 @@ def test_a_running_pass_steps_down_when_the_machine_fills(machine, monkeypatch):
     ok.run_online(learner, X, y, seed=0)
     assert len(seen) >= 2, "the pass never looked at the machine again"
     assert learner.core_.n_threads == 1 and learner.core_.max_threads == 2
+
+
+def test_n_threads_none_follows_the_openmp_limits():
+    """n_threads=None takes OMP_NUM_THREADS (a fresh process) and a threadpoolctl limit in force
+    (joblib's workers start with one), capped at the usable cores; an explicit n_threads wins."""
+    import subprocess
+    import sys
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from onlinekern._core.learner import openmp_max_threads
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    est = ok.make_learner("ogd-hinge", gamma=0.5).fit(X, y)
+    assert est.core_.max_threads == min(threads.usable_cores(), openmp_max_threads())
+    with threadpoolctl.threadpool_limits(1):
+        assert ok.make_learner("ogd-hinge", gamma=0.5).fit(X, y).core_.max_threads == 1
+        assert ok.make_learner("ogd-hinge", gamma=0.5, n_threads=3).fit(X, y).core_.max_threads == 3
+    code = ("import numpy as np, onlinekern as ok\n"
+            "X = np.random.default_rng(0).normal(size=(50, 3)); y = np.where(X[:, 0] > 0, 1, -1)\n"
+            "print(ok.make_learner('ogd-hinge', gamma=0.5).fit(X, y).core_.max_threads)\n")
+    env = {**__import__("os").environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"

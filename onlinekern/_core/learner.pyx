@@ -16,6 +16,33 @@ import scipy.sparse as sp
 
 from onlinekern._core.threads import POLICY
 
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int ok_openmp_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int ok_openmp_max_threads(void) { return 1; }   /* built without OpenMP: loops are serial */
+    #endif
+    """
+    int ok_openmp_max_threads() nogil
+
+
+def openmp_max_threads():
+    """Threads the OpenMP runtime of the compiled loops would start now (``omp_get_max_threads``).
+
+    ``OMP_NUM_THREADS`` when it is set, a ``threadpoolctl`` limit while one is in force (joblib's
+    loky workers start with one), else the processors this process may run on; 1 in a build
+    without OpenMP.  ``n_threads=None`` takes this, capped at the usable cores (as scikit-learn's
+    OpenMP estimators do).
+
+    Returns
+    -------
+    int
+    """
+    return max(1, ok_openmp_max_threads())
+
+
 TASK_NAMES = {TASK_BINARY: "binary", TASK_MULTICLASS: "multiclass", TASK_REGRESSION: "regression"}
 TASK_CODES = {v: k for k, v in TASK_NAMES.items()}
 

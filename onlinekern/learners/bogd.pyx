@@ -554,7 +554,7 @@ class BOGD(_BOGD):
     seed : int
         Seeds the removal choices (CHOICE stream) and the median heuristic.
     n_threads : int or None
-        Threads for kernel sums (None: all cores); results never depend on it.
+        Threads for kernel sums (None: all cores, or OMP_NUM_THREADS); results never depend on it.
     """
 
     family = "bogd"
@@ -603,7 +603,7 @@ class BOGDPlusPlus(_BOGD):
     seed : int
         Seeds the removal choices (CHOICE stream) and the median heuristic.
     n_threads : int or None
-        Threads for kernel sums (None: all cores); results never depend on it.
+        Threads for kernel sums (None: all cores, or OMP_NUM_THREADS); results never depend on it.
     """
 
     family = "bogdpp"

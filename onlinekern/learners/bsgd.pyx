@@ -1012,7 +1012,7 @@ class BSGDRemoval(_BSGD):
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
-        Threads for kernel sums (None: all cores); results never depend on it.
+        Threads for kernel sums (None: all cores, or OMP_NUM_THREADS); results never depend on it.
     """
 
     family = "bsgd-removal"
@@ -1070,7 +1070,7 @@ class BSGDMerge(_BSGD):
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
-        Threads for kernel sums and merge candidates (None: all cores); results never depend on it.
+        Threads for kernel sums and merge candidates (None: all cores, or OMP_NUM_THREADS); results never depend on it.
     """
 
     family = "bsgd-merge"

@@ -1299,7 +1299,7 @@ class DSG(OnlineLearner):
     seed : int
         Decides the blocks (counter-based stream DSG_BLOCK), UDSG's choices and the median sample.
     n_threads : int or None
-        Threads for the block sums (None: all cores); results do not depend on it.
+        Threads for the block sums (None: all cores, or OMP_NUM_THREADS); results do not depend on it.
     """
 
     family = "dsg"

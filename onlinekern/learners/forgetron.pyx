@@ -193,7 +193,7 @@ class Forgetron(Averaged, KernelLearner):
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
-        Threads for the kernel sums over support vectors (None: all cores).
+        Threads for the kernel sums over support vectors (None: all cores, or OMP_NUM_THREADS).
 
     Attributes
     ----------

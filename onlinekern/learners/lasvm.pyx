@@ -505,7 +505,7 @@ class LASVM(KernelLearner):
     seed : int
         Seed (used by the width selection).
     n_threads : int or None
-        Threads for the kernel rows (None: all cores); results do not depend on it.
+        Threads for the kernel rows (None: all cores, or OMP_NUM_THREADS); results do not depend on it.
     """
 
     family = "lasvm"

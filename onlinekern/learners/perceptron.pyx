@@ -178,7 +178,7 @@ class Perceptron(Averaged, KernelLearner):
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
-        Threads for the kernel sum over support vectors (None: all cores).
+        Threads for the kernel sum over support vectors (None: all cores, or OMP_NUM_THREADS).
     """
 
     family = "perceptron"

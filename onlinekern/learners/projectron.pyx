@@ -380,7 +380,7 @@ class Projectron(Averaged, KernelLearner):
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
-        Threads for the kernel sum over support vectors (None: all cores).
+        Threads for the kernel sum over support vectors (None: all cores, or OMP_NUM_THREADS).
     """
 
     family = "projectron"
@@ -475,7 +475,7 @@ class ProjectronPP(Projectron):
     seed : int
         Seed (used by gamma='median').
     n_threads : int or None
-        Threads for the kernel sum over support vectors (None: all cores).
+        Threads for the kernel sum over support vectors (None: all cores, or OMP_NUM_THREADS).
     """
 
     family = "projectronpp"

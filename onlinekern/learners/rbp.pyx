@@ -127,7 +127,7 @@ class RBP(Averaged, KernelLearner):
     seed : int
         Seed of the removal choices (stream CHOICE) and of gamma='median'.
     n_threads : int or None
-        Threads for the kernel sum over support vectors (None: all cores).
+        Threads for the kernel sum over support vectors (None: all cores, or OMP_NUM_THREADS).
     """
 
     family = "rbp"

@@ -813,7 +813,7 @@ class ShrinkingGradient(KernelLearner):
         Decides every estimator draw (in [0, 2^64)).
     n_threads : int or None
         Threads for the m Fourier samples of one estimate (fixed-order sum: results do not depend
-        on it); None = all cores.
+        on it); None = all cores, or OMP_NUM_THREADS.
     """
 
     family = "sg"
