@@ -491,3 +491,28 @@ def test_lazy_merges_give_the_same_bits_at_one_and_two_threads(slab_always, forc
     assert out[None, 1][0] > 0 and out[0, 1][0] == 0
     np.testing.assert_array_equal(out[None, 1][1], out[None, 2][1])
     np.testing.assert_allclose(out[None, 1][1], out[0, 1][1], rtol=0, atol=1e-12)
+
+
+# -- bitmap-filtered gathers ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", COMPARABLE)
+def test_bitmap_gathers_give_the_same_bits(name, slab_always, force_parallel):
+    """From BITS_MIN_COLS compact columns on, the slab's kernel rows read a query's values through
+    a bitmap of its columns (a clear bit reads 0.0, what the buffer holds there): exactly the
+    scores of the direct gathers, with and without heavy SVs' dense rows, at 1 and 2 threads."""
+    X, y = synthetic(d=200, seed=3, density=0.03)
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 22), 2 ** 22)
+    runs = {}
+    for bits in (0, 1 << 40):
+        old = support.set_bits_min_cols(bits)
+        old_limits = support.set_storage_limits(heavy_nnz=4)
+        try:
+            for nt in (1, 2):
+                m = make(name, n_threads=nt).fit(Xw, y)
+                assert m.core_.sv.storage == "slab"
+                runs[bits, nt] = scores(m, Xw[:300])
+        finally:
+            support.set_bits_min_cols(old)
+            support.set_storage_limits(*old_limits)
+    for s in runs.values():
+        np.testing.assert_array_equal(s, runs[1 << 40, 1])

@@ -1,3 +1,5 @@
+from libc.stdint cimport uint64_t
+
 from onlinekern._core.learner cimport LearnerCore
 from onlinekern._core.columns cimport ColumnMap
 
@@ -202,6 +204,12 @@ cdef class SupportSet:
     cdef double* sbuf                    # slab: a scattered SV (SV-SV kernels, merges)
     cdef double* tbuf                    # slab: second scatter buffer (merges)
     cdef Py_ssize_t scap                 # length of qbuf / sbuf / tbuf
+    # slab: one bit per compact column, set where qbuf / sbuf / tbuf may be nonzero (the gathers
+    # of a kernel row read the bit, 1/64 of the bytes, and q only where it is set)
+    cdef uint64_t* qbits
+    cdef uint64_t* sbits
+    cdef uint64_t* tbits
+    cdef const uint64_t* svq_bits        # begin_sv_query: sbits, or NULL when SV m has a dense row
     cdef Py_ssize_t sq_slot              # slab: the slot scattered in sbuf (-1: none)
     cdef double* ebuf                    # entries(): values (also the merge's scratch)
     cdef int* eidx                       # entries(): original columns (dense mode: 0..d-1)
@@ -214,6 +222,8 @@ cdef class SupportSet:
     cdef int nmir, npool                 # rows in use, spare rows
     cdef long long mir_bytes             # this set's bound on its dense rows (heavy_bytes / share)
     cdef const double* svq               # begin_sv_query: SV m scattered (sbuf or its dense row)
+    cdef uint64_t* _bits_of(self, const double* buf) noexcept nogil
+    cdef const uint64_t* _gather_bits(self, const uint64_t* bits) noexcept nogil
 
     cdef int reserve(self, Py_ssize_t cap) noexcept nogil
     cdef void _mirror(self, Py_ssize_t i) noexcept nogil

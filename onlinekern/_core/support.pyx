@@ -30,7 +30,9 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   each SV gathers at its own nonzeros, ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the
   dense formula with the roles swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the
   query's order), and the buffer is cleared after; blocks of SV_BLOCK keep the sums independent
-  of the threads.
+  of the threads.  Each scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS
+  compact columns on, a gather reads the bit and the buffer only where it is set (the same
+  values, from 1/64 of the bytes: a text query holds ~10^2 of ~10^6 columns).
   A slab SV with at least HEAVY_NNZ entries (BSGD's merged "sinks" on text, which collect every
   column the stream shows) is also held as a dense row over the compact columns, within
   HEAVY_BYTES per set: its kernel values then sum over the query's entries (the dense path's
@@ -52,6 +54,7 @@ width are saved so a loaded set has the same bits); narrow sets keep the dense `
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.math cimport NAN, signbit
 from libc.string cimport memset, memcpy, memmove
+from libc.stdint cimport uint64_t
 from cython.parallel cimport prange
 from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
 
@@ -62,12 +65,16 @@ cdef extern from "ok_kernel.h" nogil:
                       const int* idx, int nnz, bint dense, const double* sqn, double* dist)
     void ok_sqdist_slab_mir(const long long* off, const int* nz, const double* val, const int* col,
                             double* const* mir, const double* rsc, const double* sqn, Py_ssize_t lo, Py_ssize_t hi,
-                            const double* q, double xsq, const double* xv, const int* xc, int xn,
-                            double* dist)
+                            const double* q, const uint64_t* qb, double xsq, const double* xv, const int* xc,
+                            int xn, double* dist)
 
 import numpy as np
 
 cdef double RENORM = 1e-100
+#: From this many compact columns in use (1 MiB of doubles, a core's L2 here) the kernel rows'
+#: gathers read the scatter buffers through their bitmaps (ok_sqdist_slab); below it directly.
+BITS_MIN_COLS = 1 << 17
+cdef Py_ssize_t bits_min_cols = BITS_MIN_COLS
 
 
 cdef int cmp_pairs(const void* a, const void* b) noexcept nogil:
@@ -122,6 +129,16 @@ def set_storage_limits(wide=None, slab_width=None, heavy_nnz=None, heavy_bytes=N
         heavy_min_nnz = max(1, int(heavy_nnz))
     if heavy_bytes is not None:
         heavy_max_bytes = max(0, int(heavy_bytes))
+    return old
+
+
+def set_bits_min_cols(Py_ssize_t value):
+    """Set the scatter-buffer width from which kernel rows read the bitmaps (BITS_MIN_COLS; the
+    values are the same bits either way); returns the previous value.  Tests use 0 and a huge
+    value to run both paths."""
+    global bits_min_cols
+    old = bits_min_cols
+    bits_min_cols = max(0, value)
     return old
 
 
@@ -229,6 +246,7 @@ cdef class SupportSet:
         free(self.X); free(self.XT); free(self.sqn); free(self.coef); free(self.stamp); free(self.k); free(self.part)
         free(self.gam); free(self.nz); free(self.rcap); free(self.rsc); free(self.lazy); free(self.off); free(self.pval); free(self.pcol); free(self.qidx)
         free(self.qbuf); free(self.sbuf); free(self.tbuf); free(self.ebuf); free(self.eidx)
+        free(self.qbits); free(self.sbits); free(self.tbits)
         if self.mir != NULL:
             for i in range(self.cap):
                 free(self.mir[i])
@@ -358,6 +376,19 @@ cdef class SupportSet:
             memset(self.qbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
             memset(self.sbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
             memset(self.tbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
+            # the bitmaps: nc / 64 words (nc is a power of two >= 64), the new ones zeroed
+            p = realloc(self.qbits, (nc // 64) * sizeof(uint64_t))
+            if p == NULL: return -1
+            self.qbits = <uint64_t*>p
+            p = realloc(self.sbits, (nc // 64) * sizeof(uint64_t))
+            if p == NULL: return -1
+            self.sbits = <uint64_t*>p
+            p = realloc(self.tbits, (nc // 64) * sizeof(uint64_t))
+            if p == NULL: return -1
+            self.tbits = <uint64_t*>p
+            memset(self.qbits + self.scap // 64, 0, (nc - self.scap) // 64 * sizeof(uint64_t))
+            memset(self.sbits + self.scap // 64, 0, (nc - self.scap) // 64 * sizeof(uint64_t))
+            memset(self.tbits + self.scap // 64, 0, (nc - self.scap) // 64 * sizeof(uint64_t))
             self._mir_grow(nc)
             self.scap = nc
         if nent > self.qcap:
@@ -1066,25 +1097,43 @@ cdef class SupportSet:
             self.qidx[kk] = c
             if c >= 0:
                 self.qbuf[c] = x[kk]
+                self.qbits[c >> 6] |= (<uint64_t>1) << (c & 63)
         self.qsq = row_sqnorm(x, nnz)
         return 0
 
     cdef void _unload(self, const int* idx, int nnz) noexcept nogil:
-        cdef int kk
+        cdef int kk, c
         if self.mode == STORE_SLAB:
             for kk in range(nnz):
-                if self.qidx[kk] >= 0:
-                    self.qbuf[self.qidx[kk]] = 0.0
+                c = self.qidx[kk]
+                if c >= 0:
+                    self.qbuf[c] = 0.0
+                    self.qbits[c >> 6] = 0
+
+    cdef const uint64_t* _gather_bits(self, const uint64_t* bits) noexcept nogil:
+        """The bitmap a kernel row's gathers read before their scatter buffer, or NULL (read the
+        buffer) while the columns in use are few enough for the core's cache (BITS_MIN_COLS)."""
+        return bits if self.cmap is not None and self.cmap.n >= bits_min_cols else NULL
+
+    cdef uint64_t* _bits_of(self, const double* buf) noexcept nogil:
+        """The bitmap kept with scatter buffer buf (qbuf, sbuf or tbuf)."""
+        return self.qbits if buf == self.qbuf else (self.sbits if buf == self.sbuf else self.tbits)
 
     cdef void _scatter(self, Py_ssize_t i, double* buf) noexcept nogil:
-        cdef int kk
+        cdef int kk, c
+        cdef uint64_t* bits = self._bits_of(buf)
         for kk in range(self.nz[i]):
-            buf[self.pcol[self.off[i] + kk]] = self.pval[self.off[i] + kk]
+            c = self.pcol[self.off[i] + kk]
+            buf[c] = self.pval[self.off[i] + kk]
+            bits[c >> 6] |= (<uint64_t>1) << (c & 63)
 
     cdef void _unscatter(self, Py_ssize_t i, double* buf) noexcept nogil:
-        cdef int kk
+        cdef int kk, c
+        cdef uint64_t* bits = self._bits_of(buf)
         for kk in range(self.nz[i]):
-            buf[self.pcol[self.off[i] + kk]] = 0.0
+            c = self.pcol[self.off[i] + kk]
+            buf[c] = 0.0
+            bits[c >> 6] = 0
 
     cdef void _dists(self, Py_ssize_t lo, Py_ssize_t hi, const double* x, const int* idx, int nnz,
                             double* out) noexcept nogil:
@@ -1095,7 +1144,7 @@ cdef class SupportSet:
             ok_sqdist_fm(self.XT, self.cap, lo, hi, x, self.qidx, nnz, False, self.sqn, out)
         else:
             ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.rsc, self.sqn, lo, hi, self.qbuf,
-                               self.qsq, x, self.qidx, nnz, out)
+                               self.qbits, self.qsq, x, self.qidx, nnz, out)
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""
@@ -1132,7 +1181,7 @@ cdef class SupportSet:
             ok_sqdist_fm(self.XT + i, self.cap, 0, 1, x, self.qidx, nnz, False, self.sqn + i, &dist)
         else:
             ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.rsc + i, self.sqn + i, 0, 1,
-                               self.qbuf, self.qsq, x, self.qidx, nnz, &dist)
+                               self.qbuf, self._gather_bits(self.qbits), self.qsq, x, self.qidx, nnz, &dist)
         self._unload(idx, nnz)
         return dist
 
@@ -1148,6 +1197,7 @@ cdef class SupportSet:
             return -self.gamma * ok_sqdist(self.X + i * self.w, self.X + j * self.w, self.w)
         q = self._dense_of(j, self.tbuf)
         ok_sqdist_slab_mir(self.off + i, self.nz + i, self.pval, self.pcol, self.mir + i, self.rsc + i, self.sqn + i, 0, 1, q,
+                           NULL if self.mir[j] != NULL else self._gather_bits(self.tbits),
                            self.sqn[j], self.pval + self.off[j], self.pcol + self.off[j], self.nz[j], &dist)
         self._undense(j, self.tbuf)
         return -self.gamma * dist
@@ -1160,6 +1210,7 @@ cdef class SupportSet:
         """Make SV m the query of log_kernels_sv (the slab scatters it); end with end_sv_query."""
         if self.mode == STORE_SLAB:
             self.svq = self._dense_of(m, self.sbuf)
+            self.svq_bits = NULL if self.mir[m] != NULL else self._gather_bits(self.sbits)
         self.sq_slot = m
 
     cdef void log_kernels_sv(self, Py_ssize_t m, Py_ssize_t a, Py_ssize_t b, double* out) noexcept nogil:
@@ -1168,6 +1219,7 @@ cdef class SupportSet:
         cdef Py_ssize_t i
         if self.mode == STORE_SLAB:
             ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.rsc, self.sqn, a, b, self.svq,
+                               self.svq_bits,
                                self.sqn[m], self.pval + self.off[m], self.pcol + self.off[m], self.nz[m], out)
             for i in range(a, b):
                 out[i] = -self.gamma * out[i]
