@@ -176,7 +176,7 @@ static inline void ok_sqdist_slab_mir(const long long *off, const int *nz, const
                                       const int *xc, int xn, double *dist) {
     for (ptrdiff_t i = lo; i < hi; i++) {
         const double *m_ = mir[i];
-        if (m_ == NULL) {                  /* a run of SVs without a row: four lanes at a time */
+        if (m_ == NULL) {                  /* a run of SVs without a row */
             ptrdiff_t j = i + 1;
             while (j < hi && mir[j] == NULL) j++;
             ok_sqdist_slab(off, nz, val, col, i, j, q, qb, xsq, dist);

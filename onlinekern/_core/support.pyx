@@ -1144,7 +1144,7 @@ cdef class SupportSet:
             ok_sqdist_fm(self.XT, self.cap, lo, hi, x, self.qidx, nnz, False, self.sqn, out)
         else:
             ok_sqdist_slab_mir(self.off, self.nz, self.pval, self.pcol, self.mir, self.rsc, self.sqn, lo, hi, self.qbuf,
-                               self.qbits, self.qsq, x, self.qidx, nnz, out)
+                               self._gather_bits(self.qbits), self.qsq, x, self.qidx, nnz, out)
 
     cdef double sqdist_x(self, Py_ssize_t i, const double* x, const int* idx, int nnz, double xsq) noexcept nogil:
         """||x_i - x||^2 for a query row (the one formula every kernel value here uses)."""
