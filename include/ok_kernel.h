@@ -140,11 +140,14 @@ static const double ok_qzero_ = 0.0;
         dist[i] = d_;                                                                             \
     }
 
+/* q[c] through the bitmap, branch-free: the address of q[c] or of a zero, by mask (text queries
+ * share their frequent words with most SVs, so a branch would often be mispredicted) */
+static inline double ok_qget_bits_(const double *q, const uint64_t *qb, int c) {
+    uintptr_t m = (uintptr_t)0 - (uintptr_t)OK_QBIT(qb, c);
+    return *(const double *)(((uintptr_t)(q + c) & m) | ((uintptr_t)&ok_qzero_ & ~m));
+}
 #define OK_QGET_PLAIN(c) (q[c])
-/* through the bitmap, branch-free: the address of q[c] or of a zero, by mask (text queries share
- * their frequent words with most SVs, so a branch would often be mispredicted) */
-#define OK_QGET_BITS(c) (*(const double *)(((uintptr_t)(q + (c)) & ((uintptr_t)0 - (uintptr_t)OK_QBIT(qb, c))) \
-                                            | ((uintptr_t)&ok_qzero_ & ~((uintptr_t)0 - (uintptr_t)OK_QBIT(qb, c)))))
+#define OK_QGET_BITS(c) ok_qget_bits_(q, qb, c)
 static inline void ok_sqdist_slab_plain_(const long long *off, const int *nz, const double *val, const int *col,
                                          ptrdiff_t lo, ptrdiff_t hi, const double *q, double xsq, double *dist) {
     OK_SLAB_BODY(OK_QGET_PLAIN)

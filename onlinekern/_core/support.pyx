@@ -77,6 +77,16 @@ BITS_MIN_COLS = 1 << 17
 cdef Py_ssize_t bits_min_cols = BITS_MIN_COLS
 
 
+cdef int grow_zeroed(void** p, size_t old_bytes, size_t new_bytes) noexcept nogil:
+    """realloc *p to new_bytes, the bytes past old_bytes zeroed.  0, or -1 (*p unchanged)."""
+    cdef void* q = realloc(p[0], new_bytes)
+    if q == NULL:
+        return -1
+    memset(<char*>q + old_bytes, 0, new_bytes - old_bytes)
+    p[0] = q
+    return 0
+
+
 cdef int cmp_pairs(const void* a, const void* b) noexcept nogil:
     """qsort order of (key, value) pairs of long longs: by key."""
     cdef long long ka = (<const long long*>a)[0], kb = (<const long long*>b)[0]
@@ -133,7 +143,7 @@ def set_storage_limits(wide=None, slab_width=None, heavy_nnz=None, heavy_bytes=N
 
 
 def set_bits_min_cols(Py_ssize_t value):
-    """Set the scatter-buffer width from which kernel rows read the bitmaps (BITS_MIN_COLS; the
+    """Set the compact columns in use from which kernel rows read the bitmaps (BITS_MIN_COLS; the
     values are the same bits either way); returns the previous value.  Tests use 0 and a huge
     value to run both paths."""
     global bits_min_cols
@@ -364,31 +374,14 @@ cdef class SupportSet:
             nc = 2 * self.scap if self.scap else 64
             while nc < ncols:
                 nc *= 2
-            p = realloc(self.qbuf, nc * sizeof(double))
-            if p == NULL: return -1
-            self.qbuf = <double*>p
-            p = realloc(self.sbuf, nc * sizeof(double))
-            if p == NULL: return -1
-            self.sbuf = <double*>p
-            p = realloc(self.tbuf, nc * sizeof(double))
-            if p == NULL: return -1
-            self.tbuf = <double*>p
-            memset(self.qbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
-            memset(self.sbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
-            memset(self.tbuf + self.scap, 0, (nc - self.scap) * sizeof(double))
-            # the bitmaps: nc / 64 words (nc is a power of two >= 64), the new ones zeroed
-            p = realloc(self.qbits, (nc // 64) * sizeof(uint64_t))
-            if p == NULL: return -1
-            self.qbits = <uint64_t*>p
-            p = realloc(self.sbits, (nc // 64) * sizeof(uint64_t))
-            if p == NULL: return -1
-            self.sbits = <uint64_t*>p
-            p = realloc(self.tbits, (nc // 64) * sizeof(uint64_t))
-            if p == NULL: return -1
-            self.tbits = <uint64_t*>p
-            memset(self.qbits + self.scap // 64, 0, (nc - self.scap) // 64 * sizeof(uint64_t))
-            memset(self.sbits + self.scap // 64, 0, (nc - self.scap) // 64 * sizeof(uint64_t))
-            memset(self.tbits + self.scap // 64, 0, (nc - self.scap) // 64 * sizeof(uint64_t))
+            # the scatter buffers and their bitmaps (nc / 64 words: nc is a power of two >= 64)
+            if (grow_zeroed(<void**>&self.qbuf, self.scap * sizeof(double), nc * sizeof(double)) != 0
+                    or grow_zeroed(<void**>&self.sbuf, self.scap * sizeof(double), nc * sizeof(double)) != 0
+                    or grow_zeroed(<void**>&self.tbuf, self.scap * sizeof(double), nc * sizeof(double)) != 0
+                    or grow_zeroed(<void**>&self.qbits, self.scap // 8, nc // 8) != 0
+                    or grow_zeroed(<void**>&self.sbits, self.scap // 8, nc // 8) != 0
+                    or grow_zeroed(<void**>&self.tbits, self.scap // 8, nc // 8) != 0):
+                return -1
             self._mir_grow(nc)
             self.scap = nc
         if nent > self.qcap:
