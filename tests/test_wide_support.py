@@ -474,6 +474,51 @@ def test_a_growing_sink_is_rewritten_in_its_room(rows):
         support.set_storage_limits(*old)
 
 
+@pytest.mark.parametrize("rows", [False, True])
+def test_compactions_leave_a_growing_sink_its_spare_room(rows):
+    """Between merges into a sink, fresh SVs of 300 entries come and go, so the pool fills with
+    holes and compacts again and again.  A compaction keeps the sink's spare room (up to half its
+    size), so the sink moves only when it outgrows that room -- a handful of times while it
+    grows from 400 to thousands of entries -- not after every compaction (when its room shrank
+    to its size at each, every compaction cost the next merge a move of the whole sink, and on
+    text the compactions then came every few examples).  Distances stay a dense reference's."""
+    rng = np.random.default_rng(5)
+    vocab = rng.choice(2 ** 22, 6000, replace=False)
+
+    def draw(m):
+        pos = np.sort(rng.choice(vocab.size, m, replace=False))
+        order = np.argsort(vocab[pos])
+        vals = rng.random(m) + 0.5
+        r = np.zeros(vocab.size)
+        r[pos] = vals
+        return vals[order], vocab[pos][order], r
+
+    old = support.set_storage_limits(slab_width=0, heavy_nnz=256 if rows else 1 << 30)
+    try:
+        s = SupportSet(2 ** 22, 1, 0.05, -1, 1, storage="slab")
+        vals, cols, sink_ref = draw(400)
+        sink = s.add(vals, cols)
+        for t in range(400):
+            for _ in range(3):                          # churn: holes at the end of the pool
+                vals, cols, _r = draw(300)
+                s.discard(s.add(vals, cols))
+            vals, cols, r = draw(40)
+            fresh = s.add(vals, cols)
+            h = float(rng.uniform(0.05, 0.3))
+            s.merge(sink, fresh, 1 - h, [1.0])          # z in the sink's slot; the fresh SV leaves
+            sink_ref = (1 - h) * sink_ref + h * r
+        st = s.pool_stats()
+        assert s.n == 1 and np.count_nonzero(sink_ref) > 3000
+        assert st["compactions"] >= 40                  # the churn did compact the pool, often
+        assert st["moves"] <= 10                        # 400 -> 3,000+ entries: ~6 moves of 1.5x
+        qv, q, dq = draw(50)
+        np.testing.assert_allclose(s.sqdists(qv, q), [((sink_ref - dq) ** 2).sum()], rtol=1e-12)
+        V = s.support_vectors
+        np.testing.assert_allclose(V[:, vocab].toarray()[0], sink_ref, rtol=0, atol=1e-14)
+    finally:
+        support.set_storage_limits(*old)
+
+
 def test_lazy_merges_give_the_same_bits_at_one_and_two_threads(slab_always, force_parallel):
     """BSGD-merge with dense rows for SVs of 20+ entries (merged SVs here, fresh rows hold ~6):
     merges into them are scaled lazily, kernel rows split over threads read the scale; 1 and 2

@@ -197,6 +197,7 @@ cdef class SupportSet:
     cdef int* pcol                       # slab pool: compact columns
     cdef long long pused, pcap, pholes   # slab pool: entries handed out, allocated, dead
     cdef long long pmoves                # slab pool: rewritten SVs that left their room (total)
+    cdef long long pcompactions          # slab pool: compactions (total)
     cdef int* qidx                       # compact: the query's compact columns (w - 1: none)
     cdef Py_ssize_t qcap
     cdef double qsq                      # slab: ||x||^2 of the loaded query

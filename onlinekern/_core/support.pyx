@@ -26,11 +26,12 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   one way to a CSR-like pool: per slot an offset and a count into (value, compact column) arrays,
   12 bytes per stored nonzero.  A slot owns a room of entries (its size, or half again for a
   rewritten SV of GROW_NNZ entries or more) and is rewritten in place while the room holds it;
-  removed and outgrown rooms become holes, squeezed out in place when the pool fills.  A kernel row scatters the query once over the compact columns (qbuf),
-  each SV gathers at its own nonzeros, ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the
-  dense formula with the roles swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the
-  query's order), and the buffer is cleared after; blocks of SV_BLOCK keep the sums independent
-  of the threads.  Each scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS
+  removed and outgrown rooms become holes, squeezed out in place when the pool fills (an SV of
+  GROW_NNZ entries or more keeps up to half its size spare there).  A kernel row scatters the
+  query once over the compact columns (qbuf), each SV gathers at its own nonzeros,
+  ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the dense formula with the roles
+  swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the query's order), and the
+  buffer is cleared after; blocks of SV_BLOCK keep the sums independent of the threads.  Each scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS
   compact columns on, a gather reads the bit and the buffer only where it is set (the same
   values, from 1/64 of the bytes: a text query holds ~10^2 of ~10^6 columns).
   A slab SV with at least HEAVY_NNZ entries (BSGD's merged "sinks" on text, which collect every
@@ -476,10 +477,13 @@ cdef class SupportSet:
 
     cdef int _slab_compact(self, long long need) noexcept nogil:
         """Slide the SVs' entries over the holes, in place and in pool order (no second pool, so
-        the peak memory is the pool's), each SV's room becoming its size; then grow the pool
-        (realloc) when less than a fifth of it would be free after ``need`` more entries.
-        0, or -1 without memory."""
-        cdef long long p = 0, pc
+        the peak memory is the pool's), each SV's room becoming its size -- but an SV of
+        GROW_NNZ entries or more keeps its room up to half again its size: a merged "sink" that
+        lost its spare room here would move (and the pool soon compact again) at its next merge
+        that adds a column, which on text made every compaction cost a move of each sink and
+        the compactions come every few examples.  Then grow the pool (realloc) when less than a
+        fifth of it would be free after ``need`` more entries.  0, or -1 without memory."""
+        cdef long long p = 0, pc, room
         cdef Py_ssize_t i, s
         cdef long long* order = <long long*>malloc(2 * self.n * sizeof(long long) + 1)
         cdef void* q
@@ -494,10 +498,14 @@ cdef class SupportSet:
             if self.off[i] != p:
                 memmove(self.pval + p, self.pval + self.off[i], self.nz[i] * sizeof(double))
                 memmove(self.pcol + p, self.pcol + self.off[i], self.nz[i] * sizeof(int))
+            room = self.nz[i]
+            if room >= GROW_NNZ and self.rcap[i] > room:
+                room = min(<long long>self.rcap[i], room + room // 2)
             self.off[i] = p
-            self.rcap[i] = self.nz[i]
-            p += self.nz[i]
+            self.rcap[i] = <int>room
+            p += room
         free(order)
+        self.pcompactions += 1
         self.pused, self.pholes = p, 0
         if 5 * (p + need) > 4 * self.pcap:
             pc = (3 * (p + need)) // 2 + 64
@@ -1389,12 +1397,13 @@ cdef class SupportSet:
 
     def pool_stats(self):
         """The slab's pool (diagnostics and tests): entries ``used`` (handed out to slots, holes
-        included), ``holes`` (entries no SV owns), ``allocated``, and ``moves``: how many times a
-        rewritten SV did not fit its room and was written elsewhere.  Zeros outside the slab."""
+        included), ``holes`` (entries no SV owns), ``allocated``, ``moves``: how many times a
+        rewritten SV did not fit its room and was written elsewhere, and ``compactions``.  Zeros
+        outside the slab."""
         if self.mode != STORE_SLAB:
-            return {"used": 0, "holes": 0, "allocated": 0, "moves": 0}
+            return {"used": 0, "holes": 0, "allocated": 0, "moves": 0, "compactions": 0}
         return {"used": int(self.pused), "holes": int(self.pholes), "allocated": int(self.pcap),
-                "moves": int(self.pmoves)}
+                "moves": int(self.pmoves), "compactions": int(self.pcompactions)}
 
     def nbytes(self):
         """Bytes this set has allocated (malloc, which tracemalloc does not see)."""
