@@ -407,6 +407,19 @@ def test_bsgd_merge_sinks_on_text_get_dense_rows():
     assert runs[1][1].n_mistakes == runs[0][1].n_mistakes
 
 
+def _vocab_rows(rng, vocab):
+    """draw(m): a random sparse row of m nonzeros over the columns ``vocab`` -- (values, columns)
+    in column order, and the row as a dense reference over ``vocab``."""
+    def draw(m):
+        pos = rng.choice(vocab.size, m, replace=False)
+        order = np.argsort(vocab[pos])
+        vals = rng.random(m) + 0.5
+        r = np.zeros(vocab.size)
+        r[pos] = vals
+        return vals[order], vocab[pos][order], r
+    return draw
+
+
 @pytest.mark.parametrize("rows", [False, True])
 def test_a_growing_sink_is_rewritten_in_its_room(rows):
     """BSGD's pattern on text: a fresh SV merged into the same large SV again and again, either
@@ -416,14 +429,7 @@ def test_a_growing_sink_is_rewritten_in_its_room(rows):
     values, distances and the stored vectors stay those of a dense reference."""
     rng = np.random.default_rng(11)
     vocab = rng.choice(2 ** 22, 5000, replace=False)  # the columns used; references over them
-
-    def draw(m):
-        pos = rng.choice(vocab.size, m, replace=False)
-        order = np.argsort(vocab[pos])
-        vals = rng.random(m) + 0.5
-        r = np.zeros(vocab.size)
-        r[pos] = vals
-        return vals[order], vocab[pos][order], r
+    draw = _vocab_rows(rng, vocab)
 
     old = support.set_storage_limits(slab_width=0, heavy_nnz=256 if rows else 1 << 30)
     try:
@@ -484,14 +490,7 @@ def test_compactions_leave_a_growing_sink_its_spare_room(rows):
     text the compactions then came every few examples).  Distances stay a dense reference's."""
     rng = np.random.default_rng(5)
     vocab = rng.choice(2 ** 22, 6000, replace=False)
-
-    def draw(m):
-        pos = np.sort(rng.choice(vocab.size, m, replace=False))
-        order = np.argsort(vocab[pos])
-        vals = rng.random(m) + 0.5
-        r = np.zeros(vocab.size)
-        r[pos] = vals
-        return vals[order], vocab[pos][order], r
+    draw = _vocab_rows(rng, vocab)
 
     old = support.set_storage_limits(slab_width=0, heavy_nnz=256 if rows else 1 << 30)
     try:
