@@ -31,9 +31,10 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   query once over the compact columns (qbuf), each SV gathers at its own nonzeros,
   ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the dense formula with the roles
   swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the query's order), and the
-  buffer is cleared after; blocks of SV_BLOCK keep the sums independent of the threads.  Each scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS
-  compact columns on, a gather reads the bit and the buffer only where it is set (the same
-  values, from 1/64 of the bytes: a text query holds ~10^2 of ~10^6 columns).
+  buffer is cleared after; blocks of SV_BLOCK keep the sums independent of the threads.  Each
+  scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS compact columns on, a
+  gather reads the bit and the buffer only where it is set (the same values, from 1/64 of the
+  bytes: a text query holds ~10^2 of ~10^6 columns).
   A slab SV with at least HEAVY_NNZ entries (BSGD's merged "sinks" on text, which collect every
   column the stream shows) is also held as a dense row over the compact columns, within
   HEAVY_BYTES per set: its kernel values then sum over the query's entries (the dense path's
