@@ -110,6 +110,13 @@ HEAVY_BYTES = 64 << 20
 cdef int heavy_min_nnz = HEAVY_NNZ
 cdef long long heavy_max_bytes = HEAVY_BYTES
 cdef int GROW_NNZ = 256                  # a rewritten slab SV this long gets room to grow
+
+
+cdef inline long long room_for(long long n) noexcept nogil:
+    """The room a slab SV of n entries gets when it moves: half again from GROW_NNZ entries."""
+    return n + n // 2 if n >= GROW_NNZ else n
+
+
 cdef int MIR_POOL = 4                    # zeroed spare dense rows kept for reuse
 cdef int COMPACT_W0 = 64                 # first compact width (the last column stays all zeros)
 STORAGE = {"dense": STORE_DENSE, "compact": STORE_COMPACT, "slab": STORE_SLAB}
@@ -499,9 +506,7 @@ cdef class SupportSet:
             if self.off[i] != p:
                 memmove(self.pval + p, self.pval + self.off[i], self.nz[i] * sizeof(double))
                 memmove(self.pcol + p, self.pcol + self.off[i], self.nz[i] * sizeof(int))
-            room = self.nz[i]
-            if room >= GROW_NNZ and self.rcap[i] > room:
-                room = min(<long long>self.rcap[i], room + room // 2)
+            room = min(<long long>self.rcap[i], room_for(self.nz[i]))   # rcap >= nz
             self.off[i] = p
             self.rcap[i] = <int>room
             p += room
@@ -547,8 +552,7 @@ cdef class SupportSet:
                 self.nz[i] = m
                 self.nnz_total += m
                 return 0
-            if m >= GROW_NNZ:
-                room = m + m // 2
+            room = room_for(m)
         else:
             self.off[i] = 0                     # a new slot owns no room yet
             self.rcap[i] = 0
