@@ -152,6 +152,14 @@ def test_defaults_from_the_spec():
     assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (8, 16, 4e4)
     Xr, yr = make_data("regression", T=40, seed=6)
     assert ok.DSG(loss="squared", t0=100.0).fit(Xr, yr).theta_ == 100.0
+    # regression: F = 32, and B = 8 sqrt(T / 1000) within [4, 8] when the stream's length T is known
+    assert [dsg_module.regression_batch(T) for T in (None, 40, 250, 391, 500, 700, 999, 1000, 10 ** 6)] == \
+        [8, 4, 4, 5, 6, 7, 8, 8, 8]
+    chosen = ok.DSG(loss="squared").fit(Xr, yr)
+    assert (chosen.batch_size_, chosen.block_size_) == (4, 32)
+    Xl, yl = make_data("regression", T=1200, seed=6)
+    assert (ok.CDSG(loss="huber").fit(Xl, yl).batch_size_, ok.UDSG(loss="absolute").partial_fit(Xr, yr).batch_size_) == (8, 8)
+    assert ok.DSG(loss="squared", batch_size=3).fit(Xr, yr).core_.B == 3
     assert ok.UDSG(loss="squared-hinge").fit(X, y).theta_ == 5e3
     assert ok.UDSG().get_params()["new_iters"] == 1 and ok.UDSG().get_params()["reuse_iters"] == 1
     assert ok.CDSG().get_params()["lipschitz_m"] is None and ok.CDSG().get_params()["sigma_var"] == 1.0

@@ -1153,6 +1153,30 @@ cdef class DSGCore(LearnerCore):
 NOVELTY_CLASSES = np.array([-1, 1])
 #: Product defaults of the mini-batch and block sizes (``"auto"``; DSG.auto_value).
 AUTO_BATCH, AUTO_BLOCK = 8, 16
+#: Regression's product block size, and the stream length from which its batches take AUTO_BATCH
+#: examples (shorter known streams: fewer, down to SHORT_BATCH; DSG.auto_value).
+AUTO_BLOCK_REGRESSION, SHORT_STREAM, SHORT_BATCH = 32, 1000, 4
+
+
+def regression_batch(n_stream):
+    """The product batch size of a regression stream of ``n_stream`` examples (None: unknown):
+    AUTO_BATCH * sqrt(n_stream / SHORT_STREAM) rounded, within [SHORT_BATCH, AUTO_BATCH].
+
+    One pass of B-example batches takes n_stream / B steps of the same size, so the step each
+    example gets is 1/B of it; the constant step that suits a horizon of T examples shrinks as
+    1/sqrt(T), and B = 8 is the measured choice from a thousand examples on.
+
+    Parameters
+    ----------
+    n_stream : int or None
+
+    Returns
+    -------
+    int
+    """
+    if n_stream is None:
+        return AUTO_BATCH
+    return int(min(AUTO_BATCH, max(SHORT_BATCH, round(AUTO_BATCH * sqrt(n_stream / SHORT_STREAM)))))
 
 
 ALL_BLOCKS = 1 << 62
@@ -1242,11 +1266,12 @@ class DSG(OnlineLearner):
     Parameters
     ----------
     batch_size : int or 'auto'
-        B, examples per iteration; 'auto' (default): 8 (the 'paper' preset: 64; Dai et al. 2014,
-        Adult: 2^6).
+        B, examples per iteration; 'auto' (default): 8, and for regression over a stream known to
+        be shorter than 1,000 examples 4 to 7 (:func:`regression_batch`) (the 'paper' preset: 64;
+        Dai et al. 2014, Adult: 2^6).
     block_size : int or 'auto'
-        F, new random frequencies per iteration; 'auto' (default): 16 (the 'paper' preset: 32;
-        Dai et al. 2014, Adult: 2^5).
+        F, new random frequencies per iteration; 'auto' (default): 16, 32 for regression (the
+        'paper' preset: 32; Dai et al. 2014, Adult: 2^5).
     nu : float
         Regularisation nu of nu ||f||^2 / 2 (1e-5; Li & Poczos 2016, Table 2).
     theta : float or 'auto'
@@ -1311,7 +1336,8 @@ class DSG(OnlineLearner):
     paper_defaults = {"gamma": "median", "batch_size": 64, "block_size": 32, "theta": 1e4, "max_blocks": None}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """batch_size 8 and block_size 16 (:data:`AUTO_BATCH`, :data:`AUTO_BLOCK`); theta = t0 / L.
+        """batch_size 8 and block_size 16 (:data:`AUTO_BATCH`, :data:`AUTO_BLOCK`; regression: F = 32
+        and :func:`regression_batch`); theta = t0 / L.
 
         With the papers' B = 64 the model is updated 31 times in 2,000 examples and every one of
         the first 64 is predicted by f = 0 (a mistake): DSG was worse than the majority class on
@@ -1322,11 +1348,18 @@ class DSG(OnlineLearner):
         (k(x, x) = 1): L = sup l'' = 1/4 for the logistic loss, 1/2 for softmax, 2 for the
         squared hinge, 1 for the squared and Huber losses, and the papers' unit step for the
         non-smooth losses.
+
+        Regression (whose error counts every error of the function, not only its sign) takes
+        F = 32 (:data:`AUTO_BLOCK_REGRESSION`): at F = 16 the random features' noise held back
+        most regression cells of the 5,000-row benchmark.  Over a stream known to be shorter than
+        1,000 examples its batches are smaller (:func:`regression_batch`): one pass over 200
+        examples in batches of 8 is 25 steps, too few to fit (BENCHMARKS.md "DSG regression").
         """
+        regression = task == "regression" and not self.novelty
         if name == "batch_size":
-            return AUTO_BATCH
+            return regression_batch(n_stream) if regression else AUTO_BATCH
         if name == "block_size":
-            return AUTO_BLOCK
+            return AUTO_BLOCK_REGRESSION if regression else AUTO_BLOCK
         if name == "theta":
             return float(self.t0) / (1.0 if self.novelty else smoothness(self.loss, task))
         if name == "max_blocks":
