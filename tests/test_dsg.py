@@ -147,9 +147,9 @@ def test_defaults_from_the_spec():
     X, y = make_data("binary", T=40, seed=6)
     chosen = ok.DSG(preset="paper").fit(X, y)
     assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (64, 32, 1e4)
-    # product defaults: B = 8, F = 16, first step 1/L (logistic: L = 1/4; squared: 1)
+    # product defaults: B = 8, F = 32, first step 1/L (logistic: L = 1/4; squared: 1)
     chosen = ok.DSG().fit(X, y)
-    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (8, 16, 4e4)
+    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (8, 32, 4e4)
     Xr, yr = make_data("regression", T=40, seed=6)
     assert ok.DSG(loss="squared", t0=100.0).fit(Xr, yr).theta_ == 100.0
     # regression: F = 32, and B = 8 sqrt(T / 1000) within [4, 8] when the stream's length T is known

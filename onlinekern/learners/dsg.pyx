@@ -1152,10 +1152,10 @@ cdef class DSGCore(LearnerCore):
 
 NOVELTY_CLASSES = np.array([-1, 1])
 #: Product defaults of the mini-batch and block sizes (``"auto"``; DSG.auto_value).
-AUTO_BATCH, AUTO_BLOCK = 8, 16
-#: Regression's product block size, and the stream length from which its batches take AUTO_BATCH
-#: examples (shorter known streams: fewer, down to SHORT_BATCH; DSG.auto_value).
-AUTO_BLOCK_REGRESSION, SHORT_STREAM, SHORT_BATCH = 32, 1000, 4
+AUTO_BATCH, AUTO_BLOCK = 8, 32
+#: The stream length from which regression's batches take AUTO_BATCH examples (shorter known
+#: streams: fewer, down to SHORT_BATCH; DSG.auto_value).
+SHORT_STREAM, SHORT_BATCH = 1000, 4
 
 
 def regression_batch(n_stream):
@@ -1216,8 +1216,8 @@ def stream_blocks(X, n_outputs, n_stream, block_size):
 
     One block costs every later example F (nnz + 8 + 4C + d/32) multiply-adds (measured, one
     thread under load: 0.84 ns each on ijcnn1 at 500 blocks; with 2C instead of 4C, 1.84 ns on
-    poker's 10 classes at 1,315 blocks); ijcnn1's 141,691 rows get 343 blocks,
-    a9a's 32,561 get 1,292, w8a's 49,749 get 783, the 5,000-row benchmark a cap its ~600
+    poker's 10 classes at 1,315 blocks); at F = 32 ijcnn1's 141,691 rows get 171 blocks,
+    a9a's 32,561 get 646, w8a's 49,749 get 380, the 5,000-row benchmark a cap its ~600
     iterations never reach.
 
     Parameters
@@ -1270,8 +1270,8 @@ class DSG(OnlineLearner):
         be shorter than 1,000 examples 4 to 7 (:func:`regression_batch`) (the 'paper' preset: 64;
         Dai et al. 2014, Adult: 2^6).
     block_size : int or 'auto'
-        F, new random frequencies per iteration; 'auto' (default): 16, 32 for regression (the
-        'paper' preset: 32; Dai et al. 2014, Adult: 2^5).
+        F, new random frequencies per iteration; 'auto' (default) and the 'paper' preset: 32
+        (Dai et al. 2014, Adult: 2^5).
     nu : float
         Regularisation nu of nu ||f||^2 / 2 (1e-5; Li & Poczos 2016, Table 2).
     theta : float or 'auto'
@@ -1313,7 +1313,7 @@ class DSG(OnlineLearner):
         old block drawn uniformly instead (UDSG's reuse step, stream CHOICE, with the new block's
         step gamma_i), so the model stops growing and keeps learning.  'auto' (default):
         :func:`stream_blocks`, the most blocks that keep a pass over the stream within a fixed
-        work (343 on ijcnn1's 141,691 rows, 1,292 on a9a's 32,561; 512 when the stream's length
+        work (171 on ijcnn1's 141,691 rows, 646 on a9a's 32,561; 512 when the stream's length
         is unknown); None or the 'paper' preset: unbounded, as in the papers.
     preset : {'auto', 'paper'}
         'auto' (default): parameters left at 'auto' take the product defaults, resolved on the
@@ -1336,30 +1336,30 @@ class DSG(OnlineLearner):
     paper_defaults = {"gamma": "median", "batch_size": 64, "block_size": 32, "theta": 1e4, "max_blocks": None}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """batch_size 8 and block_size 16 (:data:`AUTO_BATCH`, :data:`AUTO_BLOCK`; regression: F = 32
-        and :func:`regression_batch`); theta = t0 / L.
+        """batch_size 8 (regression: :func:`regression_batch`) and block_size 32 (:data:`AUTO_BATCH`,
+        :data:`AUTO_BLOCK`); theta = t0 / L.
 
         With the papers' B = 64 the model is updated 31 times in 2,000 examples and every one of
         the first 64 is predicted by f = 0 (a mistake): DSG was worse than the majority class on
-        ijcnn1, w8a and a9a (BENCHMARKS.md "Defaults").  B = 8 updates 8x as often; F = 16 keeps
-        the random features per example (F/B = 2, against the papers' 0.5) at a cost per
-        example of the same order.  The first step gamma_1 = theta/t0 is 1/L, the classical
+        ijcnn1, w8a and a9a (BENCHMARKS.md "Defaults").  B = 8 updates 8x as often; F = 32 (the
+        papers' F; 16 before 2026-11-29) gives 4 random features per example: at F = 16 their
+        noise held back most cells of the 5,000-row benchmark (lower errors with F = 32 in 179 of
+        its 234 classification cells and 85 of its 90 regression cells), and the block cap
+        (``max_blocks``) keeps the work of a pass over a long stream where it was.  The first step gamma_1 = theta/t0 is 1/L, the classical
         stable step of gradient descent on an L-smooth loss whose features have norm <= 1
         (k(x, x) = 1): L = sup l'' = 1/4 for the logistic loss, 1/2 for softmax, 2 for the
         squared hinge, 1 for the squared and Huber losses, and the papers' unit step for the
         non-smooth losses.
 
-        Regression (whose error counts every error of the function, not only its sign) takes
-        F = 32 (:data:`AUTO_BLOCK_REGRESSION`): at F = 16 the random features' noise held back
-        most regression cells of the 5,000-row benchmark.  Over a stream known to be shorter than
-        1,000 examples its batches are smaller (:func:`regression_batch`): one pass over 200
-        examples in batches of 8 is 25 steps, too few to fit (BENCHMARKS.md "DSG regression").
+        Over a regression stream known to be shorter than 1,000 examples the batches are smaller
+        (:func:`regression_batch`): one pass over 200 examples in batches of 8 is 25 steps, too few
+        to fit (BENCHMARKS.md "DSG defaults: 32 frequencies per update").
         """
         regression = task == "regression" and not self.novelty
         if name == "batch_size":
             return regression_batch(n_stream) if regression else AUTO_BATCH
         if name == "block_size":
-            return AUTO_BLOCK_REGRESSION if regression else AUTO_BLOCK
+            return AUTO_BLOCK
         if name == "theta":
             return float(self.t0) / (1.0 if self.novelty else smoothness(self.loss, task))
         if name == "max_blocks":
