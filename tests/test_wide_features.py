@@ -125,6 +125,18 @@ def test_cache_size_never_changes_bits():
     assert so["misses"] > sb["misses"]
 
 
+def test_cache_keeps_a_reused_row_against_rows_seen_once():
+    """A miss replaces a line not hit since it was drawn before one that was: a column asked for
+    again survives a run of columns seen once (plain LRU would evict it), and the rows are the
+    same numbers either way."""
+    D = 16
+    fmap = ok.RandomFourierMap(WIDE, D, 0.4, seed=2, cache_bytes=8 * D * 8)      # one set of 8 lines
+    hot, once = 123_457, np.arange(1_000_000, 1_000_008)
+    got = np.vstack([fmap.rows([hot, hot]), fmap.rows(once), fmap.rows([hot])])
+    assert fmap.cache_stats() == {"rows": 8, "ways": 8, "hits": 2, "misses": 9}
+    np.testing.assert_array_equal(got, fm.keyed_rows(2, np.r_[hot, hot, once, hot], D))
+
+
 def test_learners_same_bits_with_a_one_row_cache(monkeypatch):
     X, y = _data(T=400)
     W, _ = _scattered(X, WIDE)
