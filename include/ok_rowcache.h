@@ -37,7 +37,7 @@ typedef struct {
     long nsets;             /* sets */
     double *rows;           /* nsets * ways * D */
     int *tag;               /* nsets * ways: column held, or -1 */
-    uint64_t *used;         /* nsets * ways: tick of the last use (0: never), | OK_ROWCACHE_REUSED once hit */
+    uint64_t *used;         /* nsets * ways: tick of the last use (0: never); top bit: hit since drawn */
     uint64_t tick;
     uint64_t seed;
     uint32_t stream;

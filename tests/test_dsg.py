@@ -152,7 +152,7 @@ def test_defaults_from_the_spec():
     assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (8, 32, 4e4)
     Xr, yr = make_data("regression", T=40, seed=6)
     assert ok.DSG(loss="squared", t0=100.0).fit(Xr, yr).theta_ == 100.0
-    # regression: F = 32, and B = 8 sqrt(T / 1000) within [4, 8] when the stream's length T is known
+    # regression: B = 8 sqrt(T / 1000) within [4, 8] when the stream's length T is known, else 8
     assert [dsg_module.regression_batch(T) for T in (None, 40, 250, 391, 500, 700, 999, 1000, 10 ** 6)] == \
         [8, 4, 4, 5, 6, 7, 8, 8, 8]
     chosen = ok.DSG(loss="squared").fit(Xr, yr)

@@ -1345,11 +1345,11 @@ class DSG(OnlineLearner):
         papers' F; 16 before 2026-11-29) gives 4 random features per example: at F = 16 their
         noise held back most cells of the 5,000-row benchmark (lower errors with F = 32 in 179 of
         its 234 classification cells and 85 of its 90 regression cells), and the block cap
-        (``max_blocks``) keeps the work of a pass over a long stream where it was.  The first step gamma_1 = theta/t0 is 1/L, the classical
-        stable step of gradient descent on an L-smooth loss whose features have norm <= 1
-        (k(x, x) = 1): L = sup l'' = 1/4 for the logistic loss, 1/2 for softmax, 2 for the
-        squared hinge, 1 for the squared and Huber losses, and the papers' unit step for the
-        non-smooth losses.
+        (``max_blocks``) keeps the work of a pass over a long stream where it was.  The first
+        step gamma_1 = theta/t0 is 1/L, the classical stable step of gradient descent on an
+        L-smooth loss whose features have norm <= 1 (k(x, x) = 1): L = sup l'' = 1/4 for the
+        logistic loss, 1/2 for softmax, 2 for the squared hinge, 1 for the squared and Huber
+        losses, and the papers' unit step for the non-smooth losses.
 
         Over a regression stream known to be shorter than 1,000 examples the batches are smaller
         (:func:`regression_batch`): one pass over 200 examples in batches of 8 is 25 steps, too few
