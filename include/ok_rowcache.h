@@ -15,8 +15,11 @@
  * text stream over 2^24 columns, 262,144 rows, RRF's default cache: 18.7 % misses with plain LRU,
  * 15.2 % this way; the unavoidable first draws are 3.1 %).  One comparison decides it: a hit sets
  * the top bit of the line's use tick (OK_ROWCACHE_REUSED), so every line drawn and never hit
- * since orders before every line that was.  The rows are one malloc'ed block that is touched only
- * where rows are written, so a large cache of which few lines are used costs few resident pages.
+ * since orders before every line that was.  A set's tags and ticks share one 64-byte line (ticks
+ * of 31 bits, rescaled by ok_rowcache_epoch), so a lookup costs one miss of bookkeeping, not two;
+ * a miss asks for the victim row's lines before drawing it.  The rows are one malloc'ed block
+ * that is touched only where rows are written, so a large cache of which few lines are used costs
+ * few resident pages.
  * A row pointer returned by ok_rowcache_row stays valid until the next call (a later miss may
  * replace it); ok_rowcache_pin keeps a chunk of rows valid together (lines used since a tick are
  * never replaced; a row that finds its whole set pinned is drawn into caller scratch), for
@@ -31,21 +34,32 @@
 #include "ok_rng.h"
 #include "ok_vmath.h"
 
+/* One set's bookkeeping in one 64-byte line: the columns its lines hold (-1: empty) and their use
+ * ticks, so a lookup touches one line of bookkeeping besides the row itself. */
+typedef struct {
+    int32_t tag[8];         /* column held, or -1 */
+    uint32_t used[8];       /* tick of the last use (0: never); top bit: hit since drawn */
+} ok_rowcache_set;
+
 typedef struct {
     int D;                  /* row length */
     int ways;               /* lines per set (1..8) */
     long nsets;             /* sets */
     double *rows;           /* nsets * ways * D */
-    int *tag;               /* nsets * ways: column held, or -1 */
-    uint64_t *used;         /* nsets * ways: tick of the last use (0: never); top bit: hit since drawn */
-    uint64_t tick;
+    ok_rowcache_set *sets;  /* nsets, 64-byte aligned */
+    uint64_t tick;          /* at most tick_limit after a call of ok_rowcache_epoch */
+    uint64_t tick_limit;
     uint64_t seed;
     uint32_t stream;
-    long long hits, misses;
+    long long hits, misses, epochs;
 } ok_rowcache;
 
 /* The bit of a line's use tick that marks a hit since the line was drawn (ticks stay below it). */
-#define OK_ROWCACHE_REUSED (1ULL << 63)
+#define OK_ROWCACHE_REUSED (1u << 31)
+/* ok_rowcache_epoch halves every tick once the clock passes tick_limit = 16 lines, at least
+ * OK_ROWCACHE_TICKS and at most 2^30 (below the flag bit): its pass over the lines comes once in
+ * at least 8 lines' worth of lookups, and any long run -- and the tests -- take this path. */
+#define OK_ROWCACHE_TICKS (1u << 20)
 
 /* Lines for `bytes` of rows of D doubles (at least 1). */
 static inline long ok_rowcache_lines(long D, size_t bytes) {
@@ -56,50 +70,88 @@ static inline long ok_rowcache_lines(long D, size_t bytes) {
 /* Set up a cache of about `bytes` of rows (at least one row).  0, or -1 without memory. */
 static inline int ok_rowcache_init(ok_rowcache *c, uint64_t seed, uint32_t stream, int D, size_t bytes) {
     long lines = ok_rowcache_lines(D, bytes), i;
+    int w;
     c->D = D;
     c->ways = lines < 8 ? (int)lines : 8;
     c->nsets = lines / c->ways;
     lines = c->nsets * c->ways;
     c->rows = (double *)malloc((size_t)lines * (size_t)D * sizeof(double));
-    c->tag = (int *)malloc((size_t)lines * sizeof(int));
-    c->used = (uint64_t *)malloc((size_t)lines * sizeof(uint64_t));
+    c->sets = (ok_rowcache_set *)aligned_alloc(64, (size_t)c->nsets * sizeof(ok_rowcache_set));
     c->tick = 0;
+    c->tick_limit = 16 * (uint64_t)lines;
+    if (c->tick_limit < OK_ROWCACHE_TICKS) c->tick_limit = OK_ROWCACHE_TICKS;
+    if (c->tick_limit > (1u << 30)) c->tick_limit = 1u << 30;
     c->seed = seed;
     c->stream = stream;
-    c->hits = c->misses = 0;
-    if (c->rows == NULL || c->tag == NULL || c->used == NULL) {
-        free(c->rows); free(c->tag); free(c->used);
-        c->rows = NULL; c->tag = NULL; c->used = NULL;
+    c->hits = c->misses = c->epochs = 0;
+    if (c->rows == NULL || c->sets == NULL) {
+        free(c->rows); free(c->sets);
+        c->rows = NULL; c->sets = NULL;
         return -1;
     }
-    for (i = 0; i < lines; i++) { c->tag[i] = -1; c->used[i] = 0; }
+    for (i = 0; i < c->nsets; i++)
+        for (w = 0; w < 8; w++) { c->sets[i].tag[w] = -1; c->sets[i].used[w] = 0; }
     return 0;
 }
 
 static inline void ok_rowcache_free(ok_rowcache *c) {
-    free(c->rows); free(c->tag); free(c->used);
-    c->rows = NULL; c->tag = NULL; c->used = NULL;
+    free(c->rows); free(c->sets);
+    c->rows = NULL; c->sets = NULL;
+}
+
+/* Keep the clock within 31 bits: past tick_limit, halve it and every line's tick (flags kept),
+ * which keeps their order up to ties.  Call it only where no row is pinned (ok_rowcache_pin
+ * compares ticks with a chunk's start): the projection calls it before each row, and
+ * ok_rowcache_row before each lookup. */
+static inline void ok_rowcache_epoch(ok_rowcache *c) {
+    long i;
+    int w;
+    if (c->tick < c->tick_limit)
+        return;
+    for (i = 0; i < c->nsets; i++)
+        for (w = 0; w < c->ways; w++) {
+            uint32_t u = c->sets[i].used[w];
+            c->sets[i].used[w] = (u & OK_ROWCACHE_REUSED) | ((u & ~OK_ROWCACHE_REUSED) >> 1);
+        }
+    c->tick >>= 1;
+    c->epochs++;
+}
+
+/* The set of column `col`: a Fibonacci hash of the column. */
+static inline long ok_rowcache_set_of(const ok_rowcache *c, int col) {
+    return c->nsets == 1 ? 0
+         : (long)((((uint64_t)(uint32_t)col * 11400714819323198485ULL) >> 32) * (uint64_t)c->nsets >> 32);
+}
+
+/* Ask for the lines of a row about to be overwritten, for writing: a victim line of a large cache
+ * is rarely in the CPU's caches, and the row's D stores would each wait for their line to arrive;
+ * requested before the row is drawn, the lines arrive while its normals are computed. */
+static inline void ok_rowcache_prefetch_(const double *row, int D) {
+    const char *p = (const char *)row, *end = (const char *)(row + D);
+    for (; p < end; p += 64) __builtin_prefetch(p, 1, 3);
 }
 
 /* Row `col` (>= 0) of the keyed matrix: D doubles, valid until the next call. */
 static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
-    long set = c->nsets == 1 ? 0
-             : (long)((((uint64_t)(uint32_t)col * 11400714819323198485ULL) >> 32) * (uint64_t)c->nsets >> 32);
-    long base = set * c->ways, victim = base, w;
+    long set = ok_rowcache_set_of(c, col);
+    ok_rowcache_set *st = c->sets + set;
+    int victim = 0, w;
     double *row;
+    ok_rowcache_epoch(c);
     c->tick++;
-    for (w = base; w < base + c->ways; w++) {
-        if (c->tag[w] == col) {
-            c->used[w] = c->tick | OK_ROWCACHE_REUSED;
+    for (w = 0; w < c->ways; w++) {
+        if (st->tag[w] == col) {
+            st->used[w] = (uint32_t)c->tick | OK_ROWCACHE_REUSED;
             c->hits++;
-            return c->rows + (size_t)w * (size_t)c->D;
+            return c->rows + ((size_t)set * (size_t)c->ways + (size_t)w) * (size_t)c->D;
         }
-        if (c->used[w] < c->used[victim]) victim = w;
+        if (st->used[w] < st->used[victim]) victim = w;
     }
-    row = c->rows + (size_t)victim * (size_t)c->D;
+    row = c->rows + ((size_t)set * (size_t)c->ways + (size_t)victim) * (size_t)c->D;
+    ok_rowcache_prefetch_(row, c->D);
     ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
-    c->tag[victim] = col;
-    c->used[victim] = c->tick;
+    st->tag[victim] = col;
+    st->used[victim] = (uint32_t)c->tick;
     c->misses++;
     return row;
 }
@@ -109,28 +161,29 @@ static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
  * the row is drawn into `spare` (D doubles) instead.  The pointer stays valid while the chunk's
  * fetches go on. */
 static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0, double *spare) {
-    long set = c->nsets == 1 ? 0
-             : (long)((((uint64_t)(uint32_t)col * 11400714819323198485ULL) >> 32) * (uint64_t)c->nsets >> 32);
-    long base = set * c->ways, victim = -1, w;
+    long set = ok_rowcache_set_of(c, col);
+    ok_rowcache_set *st = c->sets + set;
+    int victim = -1, w;
     double *row;
     c->tick++;
-    for (w = base; w < base + c->ways; w++) {
-        if (c->tag[w] == col) {
-            c->used[w] = c->tick | OK_ROWCACHE_REUSED;
+    for (w = 0; w < c->ways; w++) {
+        if (st->tag[w] == col) {
+            st->used[w] = (uint32_t)c->tick | OK_ROWCACHE_REUSED;
             c->hits++;
-            return c->rows + (size_t)w * (size_t)c->D;
+            return c->rows + ((size_t)set * (size_t)c->ways + (size_t)w) * (size_t)c->D;
         }
-        if ((c->used[w] & ~OK_ROWCACHE_REUSED) <= t0 && (victim < 0 || c->used[w] < c->used[victim])) victim = w;
+        if ((st->used[w] & ~OK_ROWCACHE_REUSED) <= t0 && (victim < 0 || st->used[w] < st->used[victim])) victim = w;
     }
     c->misses++;
     if (victim < 0) {                          /* the whole set holds this chunk's rows */
         ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, spare, c->D);
         return spare;
     }
-    row = c->rows + (size_t)victim * (size_t)c->D;
+    row = c->rows + ((size_t)set * (size_t)c->ways + (size_t)victim) * (size_t)c->D;
+    ok_rowcache_prefetch_(row, c->D);
     ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
-    c->tag[victim] = col;
-    c->used[victim] = c->tick;
+    st->tag[victim] = col;
+    st->used[victim] = (uint32_t)c->tick;
     return row;
 }
 
@@ -188,10 +241,10 @@ OK_MULTI_W(void, ok_project_rows, (int D, int m, const double *restrict v, const
                                    double *restrict a, int init), (D, m, v, rows, a, init),
            OK_PROJECT_ROWS_BODY, (ok_v2d_, 2), (ok_v4d_, 4), (ok_v8d_, 8))
 
-/* Bytes held (rows, tags and stamps, whether or not touched yet). */
+/* Bytes held (rows and the sets' bookkeeping, whether or not touched yet). */
 static inline size_t ok_rowcache_bytes(const ok_rowcache *c) {
     size_t lines = (size_t)c->nsets * (size_t)c->ways;
-    return lines * ((size_t)c->D * sizeof(double) + sizeof(int) + sizeof(uint64_t));
+    return lines * (size_t)c->D * sizeof(double) + (size_t)c->nsets * sizeof(ok_rowcache_set);
 }
 
 #endif /* OK_ROWCACHE_H */

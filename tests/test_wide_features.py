@@ -133,8 +133,30 @@ def test_cache_keeps_a_reused_row_against_rows_seen_once():
     fmap = ok.RandomFourierMap(WIDE, D, 0.4, seed=2, cache_bytes=8 * D * 8)      # one set of 8 lines
     hot, once = 123_457, np.arange(1_000_000, 1_000_008)
     got = np.vstack([fmap.rows([hot, hot]), fmap.rows(once), fmap.rows([hot])])
-    assert fmap.cache_stats() == {"rows": 8, "ways": 8, "hits": 2, "misses": 9}
+    assert fmap.cache_stats() == {"rows": 8, "ways": 8, "hits": 2, "misses": 9, "epochs": 0}
     np.testing.assert_array_equal(got, fm.keyed_rows(2, np.r_[hot, hot, once, hot], D))
+
+
+def test_cache_use_clock_rescaled_keeps_the_order_of_use():
+    """The cache's use clock is halved (every 2^19 lookups for a small cache), lines' ticks and
+    their reuse flags with it: afterwards a miss still replaces the line not hit since it was drawn,
+    else the least recently used one, and the rows are the same numbers."""
+    D = 2
+    fmap = ok.RandomFourierMap(WIDE, D, 0.4, seed=2, cache_bytes=8 * D * 8)      # one set of 8 lines
+    c = np.arange(500, 508)
+    fmap.rows(np.tile(c, ((1 << 20) - 96) // 8))          # 8 misses, then hits: every line reused
+    fmap.rows(np.full(200, c[0]))                          # the clock passes 2^20 here
+    st = fmap.cache_stats()
+    assert st["epochs"] == 1 and st["misses"] == 8
+    # 99 replaces c[1] (least recent: c[0] was hit since); 98 replaces 99 (not hit since drawn)
+    seq = np.r_[99, 98, c]
+    missed, got = [], []
+    for col in seq:
+        before = fmap.cache_stats()["misses"]
+        got.append(fmap.rows([col]))
+        missed.append(fmap.cache_stats()["misses"] - before)
+    assert missed == [1, 1, 0, 1, 0, 0, 0, 0, 0, 0]
+    np.testing.assert_array_equal(np.vstack(got), fm.keyed_rows(2, seq, D))
 
 
 def test_learners_same_bits_with_a_one_row_cache(monkeypatch):

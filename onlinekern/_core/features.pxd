@@ -10,9 +10,11 @@ cdef extern from "ok_rowcache.h" nogil:
         uint64_t tick
         long long hits
         long long misses
+        long long epochs
     long ok_rowcache_lines(long D, size_t nbytes)
     int ok_rowcache_init(ok_rowcache* c, uint64_t seed, uint32_t stream, int D, size_t nbytes)
     void ok_rowcache_free(ok_rowcache* c)
+    void ok_rowcache_epoch(ok_rowcache* c)
     const double* ok_rowcache_row(ok_rowcache* c, int col)
     const double* ok_rowcache_pin(ok_rowcache* c, int col, uint64_t t0, double* spare)
     void ok_project_rows(int D, int m, const double* v, const double* const* rows, double* a, int init)

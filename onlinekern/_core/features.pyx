@@ -335,11 +335,12 @@ cdef class RandomFourierMap:
         self.cache_ok = True
 
     def cache_stats(self):
-        """The keyed row cache: dict of rows (capacity), ways, hits, misses (zeros under "features")."""
+        """The keyed row cache: dict of rows (capacity), ways, hits, misses and epochs (times its use
+        clock was rescaled: every 8 x rows lookups, at least 2^19); zeros under "features"."""
         if not self.keyed:
-            return {"rows": 0, "ways": 0, "hits": 0, "misses": 0}
+            return {"rows": 0, "ways": 0, "hits": 0, "misses": 0, "epochs": 0}
         return {"rows": int(self.cache.nsets * self.cache.ways), "ways": int(self.cache.ways),
-                "hits": int(self.cache.hits), "misses": int(self.cache.misses)}
+                "hits": int(self.cache.hits), "misses": int(self.cache.misses), "epochs": int(self.cache.epochs)}
 
     def nbytes(self):
         """Bytes the map allocates: E and its d-sized buffers, or the keyed row cache, plus scratch."""
@@ -392,6 +393,7 @@ cdef class RandomFourierMap:
             # learner that needs them again (RRF's gradient) takes them from krow (kept_row)
             keep = <long>nnz * 8 <= <long>self.cache.nsets * self.cache.ways and self._reserve_kept(nnz)
             self.kept_n = nnz if keep else 0
+            ok_rowcache_epoch(&self.cache)     # (no row is pinned yet: the clock may be rescaled)
             self.t_row = self.cache.tick
             k = 0
             while True:
