@@ -43,6 +43,9 @@ from onlinekern._core.losses cimport TaskLoss, runner_up
 from onlinekern._core.vmath cimport ok_dot
 
 cdef extern from *:
+    void __builtin_prefetch(const void* p) nogil
+
+cdef extern from *:
     """
     /* Step 4's dots out[k] = E_{idx[k]} . q (rows of length D) for k < nnz, four rows at a time
      * so that their chains of adds overlap.  Per row these are exactly ok_dot's operations: 16
@@ -208,7 +211,7 @@ cdef class RRFCore(FeatureCore):
         """Point ``sl`` at the state indices of the row's nonzeros: ``idx`` itself on stored-E
         data; on wide data their slots, new columns added (``add``, a training step) or -1
         (prediction).  0, or -1 without memory."""
-        cdef int rc = 0
+        cdef int rc = 0, k, n
         if self.cols is None:
             self.sl = idx
             return 0
@@ -230,6 +233,14 @@ cdef class RRFCore(FeatureCore):
         else:
             self.cols.lookup(idx, nnz, self.slotbuf)
         self.sl = self.slotbuf
+        # the step reads e^rho at every slot (projection), then grho and rho: on wide data the
+        # slots of rare columns are far apart in memory, so ask for all of their lines at once
+        for k in range(nnz):
+            n = self.slotbuf[k]
+            if n >= 0:
+                __builtin_prefetch(self.fscale + n)
+                __builtin_prefetch(self.grho + n)
+                __builtin_prefetch(self.rho + n)
         return rc
 
     # -- the pieces of one step, shared by step() and py_gradients() ----------------------------
