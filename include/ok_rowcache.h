@@ -124,10 +124,14 @@ static inline long ok_rowcache_set_of(const ok_rowcache *c, int col) {
 }
 
 /* Ask for the lines of a row about to be overwritten, for writing: a victim line of a large cache
- * is rarely in the CPU's caches, and the row's D stores would each wait for their line to arrive;
- * requested before the row is drawn, the lines arrive while its normals are computed. */
+ * is rarely in the CPU's caches, and the row's stores would each wait for their line to arrive;
+ * requested before the row is drawn, the lines arrive while its normals are computed.  At most
+ * the first OK_BM_CHUNK pairs' lines (1 KiB, what ok_normals computes before its first store):
+ * more requests than the core can keep in flight would only wait, and the stores that follow
+ * run in order, which the hardware prefetcher follows. */
 static inline void ok_rowcache_prefetch_(const double *row, int D) {
-    const char *p = (const char *)row, *end = (const char *)(row + D);
+    const char *p = (const char *)row;
+    const char *end = (const char *)(row + (D < 2 * OK_BM_CHUNK ? D : 2 * OK_BM_CHUNK));
     for (; p < end; p += 64) __builtin_prefetch(p, 1, 3);
 }
 
