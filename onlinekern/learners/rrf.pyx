@@ -36,14 +36,11 @@ sqrt(2 g0), its initial value, exactly as a stored rho_0 would.  The arrays grow
 stored-E data, with E's row drawn from the keyed rule.
 """
 from libc.math cimport exp, log, sqrt
-from onlinekern._core.learner cimport TASK_MULTICLASS
+from onlinekern._core.learner cimport TASK_MULTICLASS, OK_PREFETCH
 from onlinekern._core.features cimport FeatureCore
 from onlinekern._core.columns cimport ColumnMap
 from onlinekern._core.losses cimport TaskLoss, runner_up
 from onlinekern._core.vmath cimport ok_dot
-
-cdef extern from *:
-    void __builtin_prefetch(const void* p) nogil
 
 cdef extern from *:
     """
@@ -233,15 +230,17 @@ cdef class RRFCore(FeatureCore):
         else:
             self.cols.lookup(idx, nnz, self.slotbuf)
         self.sl = self.slotbuf
+        if rc != 0:
+            return rc
         # the step reads e^rho at every slot (projection), then grho and rho: on wide data the
         # slots of rare columns are far apart in memory, so ask for all of their lines at once
         for k in range(nnz):
             n = self.slotbuf[k]
             if n >= 0:
-                __builtin_prefetch(self.fscale + n)
-                __builtin_prefetch(self.grho + n)
-                __builtin_prefetch(self.rho + n)
-        return rc
+                OK_PREFETCH(self.fscale + n)
+                OK_PREFETCH(self.grho + n)
+                OK_PREFETCH(self.rho + n)
+        return 0
 
     # -- the pieces of one step, shared by step() and py_gradients() ----------------------------
     cdef double _forward(self, const double* x, const int* idx, int nnz, double y, double* out) noexcept nogil:
