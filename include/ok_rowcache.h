@@ -176,7 +176,8 @@ static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0
             c->hits++;
             return c->rows + ((size_t)set * (size_t)c->ways + (size_t)w) * (size_t)c->D;
         }
-        if ((st->used[w] & ~OK_ROWCACHE_REUSED) <= t0 && (victim < 0 || st->used[w] < st->used[victim])) victim = w;
+        if ((st->used[w] & ~OK_ROWCACHE_REUSED) <= t0 && (victim < 0 || st->used[w] < st->used[victim]))
+            victim = w;
     }
     c->misses++;
     if (victim < 0) {                          /* the whole set holds this chunk's rows */

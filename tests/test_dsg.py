@@ -158,7 +158,8 @@ def test_defaults_from_the_spec():
     chosen = ok.DSG(loss="squared").fit(Xr, yr)
     assert (chosen.batch_size_, chosen.block_size_) == (4, 32)
     Xl, yl = make_data("regression", T=1200, seed=6)
-    assert (ok.CDSG(loss="huber").fit(Xl, yl).batch_size_, ok.UDSG(loss="absolute").partial_fit(Xr, yr).batch_size_) == (8, 8)
+    assert ok.CDSG(loss="huber").fit(Xl, yl).batch_size_ == 8
+    assert ok.UDSG(loss="absolute").partial_fit(Xr, yr).batch_size_ == 8
     assert ok.DSG(loss="squared", batch_size=3).fit(Xr, yr).core_.B == 3
     assert ok.UDSG(loss="squared-hinge").fit(X, y).theta_ == 5e3
     assert ok.UDSG().get_params()["new_iters"] == 1 and ok.UDSG().get_params()["reuse_iters"] == 1

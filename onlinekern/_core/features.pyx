@@ -340,7 +340,8 @@ cdef class RandomFourierMap:
         if not self.keyed:
             return {"rows": 0, "ways": 0, "hits": 0, "misses": 0, "epochs": 0}
         return {"rows": int(self.cache.nsets * self.cache.ways), "ways": int(self.cache.ways),
-                "hits": int(self.cache.hits), "misses": int(self.cache.misses), "epochs": int(self.cache.epochs)}
+                "hits": int(self.cache.hits), "misses": int(self.cache.misses),
+                "epochs": int(self.cache.epochs)}
 
     def nbytes(self):
         """Bytes the map allocates: E and its d-sized buffers, or the keyed row cache, plus scratch."""
