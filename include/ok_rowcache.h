@@ -17,9 +17,11 @@
  * the top bit of the line's use tick (OK_ROWCACHE_REUSED), so every line drawn and never hit
  * since orders before every line that was.  A set's tags and ticks share one 64-byte line (ticks
  * of 31 bits, rescaled by ok_rowcache_epoch), so a lookup costs one miss of bookkeeping, not two;
- * a miss asks for the victim row's lines before drawing it.  The rows are one malloc'ed block
- * that is touched only where rows are written, so a large cache of which few lines are used costs
- * few resident pages.
+ * a miss asks for the victim row's lines before drawing it.  The rows are one malloc'ed block,
+ * resident only where rows are written, and advised onto transparent huge pages (ok_mem.h), as
+ * NumPy advises the stored matrix of narrow data, so that a row's read is not also a TLB miss; the
+ * price is residency in 2 MiB pieces (rows are spread over the sets, so a few thousand rows
+ * touch every piece).
  * A row pointer returned by ok_rowcache_row stays valid until the next call (a later miss may
  * replace it); ok_rowcache_pin keeps a chunk of rows valid together (lines used since a tick are
  * never replaced; a row that finds its whole set pinned is drawn into caller scratch), for
@@ -31,6 +33,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ok_mem.h"
 #include "ok_rng.h"
 #include "ok_vmath.h"
 
@@ -75,7 +78,7 @@ static inline int ok_rowcache_init(ok_rowcache *c, uint64_t seed, uint32_t strea
     c->ways = lines < 8 ? (int)lines : 8;
     c->nsets = lines / c->ways;
     lines = c->nsets * c->ways;
-    c->rows = (double *)malloc((size_t)lines * (size_t)D * sizeof(double));
+    c->rows = (double *)ok_malloc_big((size_t)lines * (size_t)D * sizeof(double));   /* huge pages */
     c->sets = (ok_rowcache_set *)aligned_alloc(64, (size_t)c->nsets * sizeof(ok_rowcache_set));
     c->tick = 0;
     c->tick_limit = 16 * (uint64_t)lines;

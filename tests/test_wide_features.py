@@ -5,6 +5,10 @@ do not depend on n_features or on the order columns appear in, and no buffer is 
 n_features.  The row cache is transparent (same bits at any size), FOGD/RRF/DSG learn on a
 scattered copy as on the compact one, and model files of wide data round-trip exactly.
 """
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -317,6 +321,54 @@ def test_memory_follows_cache_and_columns_not_width():
     assert st["rho"].shape == (12,) and st["columns"].shape == (12,) and "E" not in st
     d = ok.make_learner("dsg", gamma=0.3, preset="paper").fit(W, y)
     assert len(d.core_.ocols) == 12 and d.core_.ccap <= 64
+
+
+HUGE_PROBE = """
+import sys
+import numpy as np
+import onlinekern as ok
+from onlinekern._core.columns import ColumnMap
+
+
+def advised():      # KiB of mappings advised onto transparent huge pages ("hg" in smaps' VmFlags)
+    total = size = 0
+    for line in open("/proc/self/smaps"):
+        if line.startswith("Size:"):
+            size = int(line.split()[1])
+        elif line.startswith("VmFlags:") and " hg" in line:
+            total += size
+    return total
+
+
+out = []
+b = advised()
+m = ok.RandomFourierMap(1 << 24, 100, 0.5, seed=0, cache_bytes=32 << 20)
+out.append(advised() - b)
+b = advised()
+small = ok.RandomFourierMap(1 << 24, 100, 0.5, seed=0, cache_bytes=1 << 20)
+out.append(advised() - b)
+cols = np.arange(0, 1 << 21, dtype=np.int32) * 3
+b = advised()
+cm = ColumnMap(cols)                 # a table of 2^22 buckets: 32 MiB
+out.append(advised() - b)
+print(m.rule, small.rule, len(cm), *out)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")
+                    or not os.path.exists("/proc/self/smaps"),
+                    reason="no transparent huge pages here (Linux with THP only)")
+def test_keyed_row_cache_and_column_map_are_advised_onto_huge_pages():
+    """The keyed rule's row cache and a column map past 4 MiB ask for huge pages (include/ok_mem.h),
+    as NumPy does for its arrays: their scattered reads are then not TLB misses too.  The advice is
+    a flag on the mapping, set whether or not the kernel finds huge pages to back it; measured in a
+    fresh process, so no earlier test's freed and re-used memory is already advised."""
+    out = subprocess.run([sys.executable, "-c", HUGE_PROBE], capture_output=True, text=True, check=True)
+    rule, rule_small, n, cache_kib, small_kib, map_kib = out.stdout.split()
+    assert (rule, rule_small, int(n)) == ("keyed", "keyed", 1 << 21)
+    assert int(cache_kib) >= 30 * 1024           # the 32 MiB cache
+    assert int(small_kib) == 0                   # 1 MiB: below NumPy's 4 MiB, no advice
+    assert int(map_kib) >= 40 * 1024             # the 32 MiB table and its 8 MiB slot array
 
 
 def test_dsg_wide_cache_is_transparent():

@@ -6,15 +6,19 @@ dozen nonzeros.  State kept per column (a dense support vector, a per-column ban
 random-feature row) then lives in arrays indexed by *slot*: the columns in the order they were
 first added.  Lookups run without the GIL; growth is geometric and reports failure (-1), never
 crashes.  A bucket keeps its column and slot side by side (one cache line per probe: on wide data
-the table outgrows the caches and every lookup of a rare column is a memory access).  Slots are never reused or renumbered, so state indexed by slot stays valid.
+the table outgrows the caches and every lookup of a rare column is a memory access; from 4 MiB the
+table sits on huge pages, include/ok_mem.h, so that access is not also a TLB miss).  Slots are never reused or renumbered, so state indexed by slot stays valid.
 """
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport free
 from libc.string cimport memset
 
 import numpy as np
 
 cdef extern from *:
     void __builtin_prefetch(const void* p) nogil
+cdef extern from "ok_mem.h" nogil:
+    void* ok_malloc_big(size_t bytes)
+    void* ok_realloc_big(void* old, size_t bytes)
 
 
 cdef inline Py_ssize_t _bucket(int col, Py_ssize_t hcap) noexcept nogil:
@@ -46,11 +50,11 @@ cdef class ColumnMap:
     cdef int _grow(self) noexcept nogil:
         """Double the hash table (rehashing) and the slot array.  0, or -1 without memory."""
         cdef Py_ssize_t ncap = 64 if self.hcap == 0 else 2 * self.hcap, i, b
-        cdef int* nkv = <int*>malloc(2 * ncap * sizeof(int))
+        cdef int* nkv = <int*>ok_malloc_big(2 * ncap * sizeof(int))   # huge pages from 4 MiB (ok_mem.h)
         cdef void* p
         if nkv == NULL:
             return -1
-        p = realloc(self.cols, (ncap // 2) * sizeof(int))
+        p = ok_realloc_big(self.cols, (ncap // 2) * sizeof(int))
         if p == NULL:
             free(nkv)
             return -1

@@ -70,7 +70,8 @@ RULES = ("auto", "features", "keyed")
 
 #: rule="auto" keeps the stored FEATURES-stream E while d * D * 8 bytes fit here, keyed rows above
 DENSE_E_BYTES = 64 << 20
-#: Default size of the keyed rule's row cache (rows of D doubles; pages are resident only once used)
+#: Default size of the keyed rule's row cache (rows of D doubles; resident once used, in 2 MiB pages
+#: where the system gives transparent huge pages: include/ok_mem.h)
 ROW_CACHE_BYTES = 64 << 20
 
 

@@ -62,6 +62,10 @@ from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
 
 from onlinekern._core.columns cimport ColumnMap
 
+cdef extern from "ok_mem.h" nogil:
+    void* ok_malloc_big(size_t bytes)
+    void* ok_realloc_big(void* old, size_t bytes)
+
 cdef extern from "ok_kernel.h" nogil:
     void ok_sqdist_fm(const double* XT, Py_ssize_t B, Py_ssize_t lo, Py_ssize_t hi, const double* x,
                       const int* idx, int nnz, bint dense, const double* sqn, double* dist)
@@ -80,8 +84,9 @@ cdef Py_ssize_t bits_min_cols = BITS_MIN_COLS
 
 
 cdef int grow_zeroed(void** p, size_t old_bytes, size_t new_bytes) noexcept nogil:
-    """realloc *p to new_bytes, the bytes past old_bytes zeroed.  0, or -1 (*p unchanged)."""
-    cdef void* q = realloc(p[0], new_bytes)
+    """realloc *p to new_bytes, the bytes past old_bytes zeroed (huge pages from 4 MiB, ok_mem.h).
+    0, or -1 (*p unchanged)."""
+    cdef void* q = ok_realloc_big(p[0], new_bytes)
     if q == NULL:
         return -1
     memset(<char*>q + old_bytes, 0, new_bytes - old_bytes)
@@ -318,7 +323,7 @@ cdef class SupportSet:
             if p == NULL: return -1
             self.off = <long long*>p
         else:
-            p = realloc(self.X, cap * self.w * sizeof(double))
+            p = ok_realloc_big(self.X, cap * self.w * sizeof(double))
             if p == NULL: return -1
             self.X = <double*>p
         p = realloc(self.nz, cap * sizeof(int))
@@ -364,7 +369,7 @@ cdef class SupportSet:
             if self.mpool == NULL: return -1
         if self.mode != STORE_SLAB:
             # the mirror's stride is the capacity: lay it out anew
-            p = malloc(cap * self.w * sizeof(double))
+            p = ok_malloc_big(cap * self.w * sizeof(double))
             if p == NULL: return -1
             for j in range(self.w):
                 if self.n:
@@ -515,11 +520,11 @@ cdef class SupportSet:
         self.pused, self.pholes = p, 0
         if 5 * (p + need) > 4 * self.pcap:
             pc = (3 * (p + need)) // 2 + 64
-            q = realloc(self.pval, pc * sizeof(double))
+            q = ok_realloc_big(self.pval, pc * sizeof(double))
             if q == NULL:
                 return -1
             self.pval = <double*>q
-            q = realloc(self.pcol, pc * sizeof(int))
+            q = ok_realloc_big(self.pcol, pc * sizeof(int))
             if q == NULL:
                 return -1
             self.pcol = <int*>q
