@@ -184,6 +184,8 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
         key = None if s is None else id(s)
         if key not in rows:
             rows[key] = RowData(X if s is None else scale_features(X, s), learner.n_features_in_)
+        if core is not candidates[0][2]:    # caches of the same numbers: one for all (keyed rows)
+            core.join_caches(candidates[0][2])
     K = len(candidates)
     alive = list(range(K))
     tot_m, tot_s = np.zeros(K), np.zeros(K)

@@ -178,6 +178,50 @@ def test_learners_same_bits_with_a_one_row_cache(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def test_race_candidates_share_one_row_cache(monkeypatch):
+    """gamma="auto" on wide data: the race's candidate maps (one seed, one D, other widths) draw a
+    column's keyed row once for all of them, into one cache kept whole to the end of the pass; the
+    bits are those of a race whose candidates regenerate every row (a one-row cache)."""
+    X, y = _data(T=300)
+    W, _ = _scattered(X, WIDE)
+    runs = {}
+    for cache in (fm.ROW_CACHE_BYTES, 0):
+        monkeypatch.setattr(fm, "ROW_CACHE_BYTES", cache)
+        f = ok.FOGD(n_components=32, seed=4).fit(W, y)
+        r = ok.RRF(n_components=16, seed=4).fit(W, y)
+        assert f.width_choice_["of"] > 1 and r.width_choice_["of"] > 1
+        runs[cache] = (f.gamma_, f.core_.weights, f.decision_function(W), r.gamma_, r.core_.weights,
+                       r.log_bandwidth_, r.decision_function(W))
+        if cache:
+            for m in (f.core_.fmap, r.core_.fmap):
+                st = m.cache_stats()
+                assert m.cache_shared and st["rows"] == fm.ROW_CACHE_BYTES // (8 * m.D)   # kept whole
+                # every candidate's steps and the predictions looked rows up in the one cache,
+                # which drew each of the 12 columns once
+                assert st["misses"] == 12 and st["hits"] + st["misses"] > 2 * W.nnz
+    for a, b in zip(*runs.values()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_join_cache_only_between_maps_of_the_same_rows():
+    a = ok.RandomFourierMap(WIDE, 16, 0.5, seed=1)
+    b = ok.RandomFourierMap(WIDE, 16, 2.0, seed=1)          # another width: the same rows
+    assert not b.join_cache(ok.RandomFourierMap(WIDE, 16, 0.5, seed=2))      # other seed
+    assert not b.join_cache(ok.RandomFourierMap(WIDE, 8, 0.5, seed=1))       # other D
+    assert not b.join_cache(ok.RandomFourierMap(100, 16, 0.5, seed=1))       # stored E
+    assert not b.cache_shared
+    assert b.join_cache(a) and a.cache_shared and b.cache_shared
+    np.testing.assert_array_equal(b.rows([5, 7]), fm.keyed_rows(1, [5, 7], 16))
+    assert a.cache_stats()["misses"] == 2 and a.rows([7]).shape == (1, 16)
+    assert a.cache_stats()["misses"] == 2                   # drawn through b, found by a
+    a.share_cache(4)                                        # shared caches stay whole
+    assert a.cache_stats()["rows"] == b.cache_stats()["rows"] == fm.ROW_CACHE_BYTES // (8 * 16)
+    with pytest.raises(ValueError, match="cannot take another"):
+        a.join_cache(ok.RandomFourierMap(WIDE, 16, 0.5, seed=1))
+    del a                                                   # b keeps the cache it uses alive
+    np.testing.assert_array_equal(b.rows([9]), fm.keyed_rows(1, [9], 16))
+
+
 def test_rrf_gradient_rows_kept_from_the_projection_same_bits(monkeypatch):
     # a few nonzeros a row over 200 columns: a 56-row cache keeps each row's rows pinned from the
     # projection to the rho-gradient (kept_row) and evicts between rows; the bits are those of the

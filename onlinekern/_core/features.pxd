@@ -32,8 +32,11 @@ cdef class RandomFourierMap:
     # the keyed rule (wide data): row c of E drawn on demand, E[c, j] = ok_normal(seed, FEATURE_ROWS, c, j)
     cdef readonly bint keyed
     cdef readonly Py_ssize_t cache_bytes
-    cdef ok_rowcache cache
+    cdef ok_rowcache cache              # its own cache (cache_ok), unless it uses another map's
     cdef bint cache_ok
+    cdef ok_rowcache* cp                # the cache in use: &cache, or the cache of the map it joined
+    cdef object cache_host              # that map (kept alive), or None
+    cdef readonly bint cache_shared     # joined by or joined to another map (join_cache)
     cdef object rowp_, spare_           # kept alive: a chunk's row pointers and spare rows
     cdef const double** rowp
     cdef double* spare

@@ -168,6 +168,9 @@ cdef class RandomFourierMap:
 
     def __cinit__(self, *args, **kwargs):
         self.cache_ok = False
+        self.cp = &self.cache
+        self.cache_host = None
+        self.cache_shared = False
         self.keyed = False
         self.krow = NULL
         self.krow_cap = 0
@@ -316,13 +319,14 @@ cdef class RandomFourierMap:
     def share_cache(self, int parts):
         """Hold a 1/``parts`` share of ``cache_bytes`` in the keyed row cache (emptied): the width
         race runs one map per candidate kernel, and each full cache would multiply the memory.
-        Results do not depend on the cache, only the rows regenerated do.  No-op under "features".
+        Results do not depend on the cache, only the rows regenerated do.  No-op under "features",
+        and for maps that share one cache (:meth:`join_cache`), which keep it whole.
 
         Parameters
         ----------
         parts : int >= 1
         """
-        if not self.keyed:
+        if not self.keyed or self.cache_shared:
             return
         if parts < 1:
             raise ValueError(f"parts must be >= 1, got {parts}")
@@ -335,20 +339,58 @@ cdef class RandomFourierMap:
             raise MemoryError("cannot allocate the random-feature row cache")
         self.cache_ok = True
 
+    def join_cache(self, RandomFourierMap other):
+        """Use ``other``'s keyed row cache instead of one's own (freed), when both draw the same rows.
+
+        The width race's candidates are maps of one seed and D that differ only in their kernel
+        width, which scales the rows (``root``, RRF's e^rho) but is not part of them: row c is
+        ok_normal(seed, FEATURE_ROWS, c, .) in every candidate.  Sharing one cache, a column's row is
+        drawn once for all the candidates instead of once per candidate, into one cache of
+        ``cache_bytes`` rather than a 1/k share each; the bits are unchanged (the cache never
+        decides a row's numbers).  The maps must not run at the same time (the race runs its
+        candidates one after another; every row is fetched in the step, outside parallel sections).
+
+        Parameters
+        ----------
+        other : RandomFourierMap
+            Keyed, with this map's seed and D.
+
+        Returns
+        -------
+        bool
+            Whether the cache is now shared (False: a map of the "features" rule, or other rows).
+        """
+        if not (self.keyed and other.keyed and self.seed == other.seed and self.D == other.D) or other is self:
+            return False
+        if self.cache_shared and self.cache_host is None:
+            raise ValueError("other maps use this map's row cache: it cannot take another's")
+        host = other if other.cache_host is None else other.cache_host
+        if host is self.cache_host:
+            return True
+        if self.cache_ok:
+            ok_rowcache_free(&self.cache)
+            self.cache_ok = False
+        self.cache_host = host
+        self.cp = (<RandomFourierMap>host).cp
+        self.kept_n = 0
+        self.cache_shared = True
+        (<RandomFourierMap>host).cache_shared = True
+        return True
+
     def cache_stats(self):
         """The keyed row cache: dict of rows (capacity), ways, hits, misses and epochs (times its use
         clock was rescaled: every 8 x rows lookups, at least 2^19); zeros under "features"."""
         if not self.keyed:
             return {"rows": 0, "ways": 0, "hits": 0, "misses": 0, "epochs": 0}
-        return {"rows": int(self.cache.nsets * self.cache.ways), "ways": int(self.cache.ways),
-                "hits": int(self.cache.hits), "misses": int(self.cache.misses),
-                "epochs": int(self.cache.epochs)}
+        return {"rows": int(self.cp.nsets * self.cp.ways), "ways": int(self.cp.ways),
+                "hits": int(self.cp.hits), "misses": int(self.cp.misses),
+                "epochs": int(self.cp.epochs)}
 
     def nbytes(self):
         """Bytes the map allocates: E and its d-sized buffers, or the keyed row cache, plus scratch."""
         n = self.scratch_.nbytes
         if self.keyed:
-            return n + int(ok_rowcache_bytes(&self.cache)) + self.nz_.nbytes + self.rowp_.nbytes + self.spare_.nbytes
+            return n + int(ok_rowcache_bytes(self.cp)) + self.nz_.nbytes + self.rowp_.nbytes + self.spare_.nbytes
         n += self.E_.nbytes + self.nz_.nbytes + self.nzi_.nbytes
         if self.f32:
             n += sum(a.nbytes for a in self.f32_)
@@ -357,7 +399,7 @@ cdef class RandomFourierMap:
     cdef const double* row(self, int col) noexcept nogil:
         """Row ``col`` of E (valid until the next call under the keyed rule)."""
         if self.keyed:
-            return ok_rowcache_row(&self.cache, col)
+            return ok_rowcache_row(self.cp, col)
         return self.E + <Py_ssize_t>col * self.D
 
     cdef const double* kept_row(self, int k, int col) noexcept nogil:
@@ -372,7 +414,7 @@ cdef class RandomFourierMap:
             r = self.krow[k]
             if r != NULL:
                 return r
-        return ok_rowcache_pin(&self.cache, col, self.t_row, self.spare)
+        return ok_rowcache_pin(self.cp, col, self.t_row, self.spare)
 
     cdef void project(self, const double* x, const int* idx, int nnz, const double* feat_scale,
                       const int* sidx) noexcept nogil:
@@ -393,14 +435,14 @@ cdef class RandomFourierMap:
         if self.keyed:
             # a row of at most 1/8 of the cache's lines keeps all its rows pinned together, so a
             # learner that needs them again (RRF's gradient) takes them from krow (kept_row)
-            keep = <long>nnz * 8 <= <long>self.cache.nsets * self.cache.ways and self._reserve_kept(nnz)
+            keep = <long>nnz * 8 <= <long>self.cp.nsets * self.cp.ways and self._reserve_kept(nnz)
             self.kept_n = nnz if keep else 0
-            ok_rowcache_epoch(&self.cache)     # (no row is pinned yet: the clock may be rescaled)
-            self.t_row = self.cache.tick
+            ok_rowcache_epoch(self.cp)         # (no row is pinned yet: the clock may be rescaled)
+            self.t_row = self.cp.tick
             k = 0
             while True:
                 m = 0
-                t0 = self.t_row if keep else self.cache.tick
+                t0 = self.t_row if keep else self.cp.tick
                 while k < nnz and m < KEYED_CHUNK:
                     if feat_scale == NULL or sidx[k] < 0:
                         v = x[k] * self.root
@@ -409,7 +451,7 @@ cdef class RandomFourierMap:
                     r = NULL
                     if v != 0.0:
                         self.nzv[m] = v
-                        r = ok_rowcache_pin(&self.cache, idx[k], t0, self.spare + <Py_ssize_t>m * D)
+                        r = ok_rowcache_pin(self.cp, idx[k], t0, self.spare + <Py_ssize_t>m * D)
                         self.rowp[m] = r
                         if r == self.spare + <Py_ssize_t>m * D:     # scratch: not kept past the chunk
                             r = NULL
@@ -541,6 +583,10 @@ cdef class FeatureCore(LearnerCore):
     def share_caches(self, int parts):
         """See LearnerCore.share_caches: the map's keyed row cache."""
         self.fmap.share_cache(parts)
+
+    def join_caches(self, other):
+        """See LearnerCore.join_caches: the map's keyed row cache (RandomFourierMap.join_cache)."""
+        return isinstance(other, FeatureCore) and self.fmap.join_cache((<FeatureCore>other).fmap)
 
     @property
     def weights(self):

@@ -224,6 +224,13 @@ cdef class LearnerCore:
         emptied; results never depend on them.  The width race calls it with the number of
         candidates still running (onlinekern.selection).  Default: no caches."""
 
+    def join_caches(self, other):
+        """Use the caches of core ``other`` where both hold the same numbers (the keyed random-feature
+        rows of one seed), instead of one's own; such caches are then kept whole by
+        :meth:`share_caches`.  The width race joins every candidate to the first, which it runs one
+        after another.  Returns whether anything is shared.  Default: no caches, False."""
+        return False
+
     cdef bint average_leads(self) noexcept nogil:
         """Whether a prediction now takes the averaged hypothesis (``averaged``, and under
         ``avg_leader`` a loss so far no larger than the current hypothesis's)."""

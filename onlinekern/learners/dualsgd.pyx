@@ -48,6 +48,10 @@ cdef class DualSGDCore(KernelCore):
         KernelCore.share_caches(self, parts)
         self.fmap.share_cache(parts)
 
+    def join_caches(self, other):
+        """See LearnerCore.join_caches: the feature map's keyed row cache."""
+        return isinstance(other, DualSGDCore) and self.fmap.join_cache((<DualSGDCore>other).fmap)
+
     def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal):
         cdef int B = <int>self.sv.budget
         if B < 1:
