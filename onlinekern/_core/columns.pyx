@@ -7,7 +7,8 @@ random-feature row) then lives in arrays indexed by *slot*: the columns in the o
 first added.  Lookups run without the GIL; growth is geometric and reports failure (-1), never
 crashes.  A bucket keeps its column and slot side by side (one cache line per probe: on wide data
 the table outgrows the caches and every lookup of a rare column is a memory access; from 4 MiB the
-table sits on huge pages, include/ok_mem.h, so that access is not also a TLB miss).  Slots are never reused or renumbered, so state indexed by slot stays valid.
+table sits on huge pages, include/ok_mem.h, so that access is not also a TLB miss).  Slots are
+never reused or renumbered, so state indexed by slot stays valid.
 """
 from libc.stdlib cimport free
 from libc.string cimport memset
