@@ -362,11 +362,11 @@ cdef class RandomFourierMap:
         """
         if not (self.keyed and other.keyed and self.seed == other.seed and self.D == other.D) or other is self:
             return False
+        host = other if other.cache_host is None else other.cache_host
+        if host is self or host is self.cache_host:      # already the cache in use
+            return True
         if self.cache_shared and self.cache_host is None:
             raise ValueError("other maps use this map's row cache: it cannot take another's")
-        host = other if other.cache_host is None else other.cache_host
-        if host is self.cache_host:
-            return True
         if self.cache_ok:
             ok_rowcache_free(&self.cache)
             self.cache_ok = False
@@ -387,7 +387,8 @@ cdef class RandomFourierMap:
                 "epochs": int(self.cp.epochs)}
 
     def nbytes(self):
-        """Bytes the map allocates: E and its d-sized buffers, or the keyed row cache, plus scratch."""
+        """Bytes the map uses: E and its d-sized buffers, or the keyed row cache in use (another
+        map's when joined: :meth:`join_cache`), plus scratch."""
         n = self.scratch_.nbytes
         if self.keyed:
             return n + int(ok_rowcache_bytes(self.cp)) + self.nz_.nbytes + self.rowp_.nbytes + self.spare_.nbytes
