@@ -163,7 +163,9 @@ PARAMS = {
     "epsilon": ParamSpec(None, (), "width of the epsilon-insensitive tube (regression)", parse_float, "EPS"),
     "huber_delta": ParamSpec(None, (), "threshold delta of the Huber loss", parse_float, "DELTA"),
     "quantile": ParamSpec(None, (), "level tau in (0, 1) of the quantile (pinball) loss", parse_float, "TAU"),
-    "n_components": ParamSpec("-D", (), "number D of random Fourier frequencies (2D weights)",
+    "n_components": ParamSpec("-D", (), "number D of random Fourier frequencies (2D weights); 'auto': the "
+                              "papers' D (FOGD 400, RRF 100, DualSGD 200), times sqrt(T / 5,000) up to 10x over "
+                              "a stream of T > 5,000 examples",
                               parse_int, "D"),
     "budget": ParamSpec("-B", (), "budget: maximum number of support vectors", parse_optional_int, "B"),
     "average": ParamSpec(None, (), "predict with averaged weights (Perceptron, RBP: the average of the "
@@ -342,6 +344,7 @@ def _or_auto(parse):
     def parse_or_auto(text):
         return "auto" if text.strip().lower() == "auto" else parse(text)
     parse_or_auto.__doc__ = parse.__doc__
+    parse_or_auto.__wrapped__ = parse          # what it parses besides "auto" (the sweep grids' integers)
     return parse_or_auto
 
 

@@ -306,6 +306,8 @@ def test_parse_grid():
     assert g == {"eta": [0.001, 0.01, 0.1], "gamma": [0.5, 1.0, 2.0]}
     g = parse_grid(["n_components=100:400:4", "lambda=2^-4,2^-2", "loss=logit,hinge", "gamma=median"])
     assert g["n_components"] == [100, 200, 300, 400] and all(isinstance(v, int) for v in g["n_components"])
+    b = parse_grid("budget=100:400:4")["budget"]          # "auto"-default integers stay integers
+    assert b == [100, 200, 300, 400] and all(isinstance(v, int) for v in b)
     assert g["lam"] == [0.0625, 0.25] and g["loss"] == ["logistic", "hinge"]
     assert g["gamma"] == ["median"]
     assert parse_grid("eta=0.1:0.3:lin:3,0.3")["eta"] == [0.1, 0.2, 0.3]   # repeats dropped

@@ -53,6 +53,8 @@ import re
 
 import numpy as np
 
+from onlinekern.params import is_auto
+
 __all__ = ["DEFAULT_GAMMAS", "ETA_REF", "GAMMA_REF", "LAMBDA_EXPONENTS", "default_grid",
            "expand_grid", "grid_for", "load_grid_file", "normalise_grid", "parse_grid",
            "subset_fraction", "subset_indices"]
@@ -118,7 +120,8 @@ def default_grid(algorithm, n_rows, params=None):
     from onlinekern.base import FeatureLearner
     scale = 1.0
     if issubclass(cls, FeatureLearner) and "n_components" in names and "eta" in names:
-        scale = float(fixed.get("n_components", _class_default(cls, "n_components")))
+        D = fixed.get("n_components", _class_default(cls, "n_components"))
+        scale = float(cls.paper_defaults["n_components"] if is_auto(D) else D)
     M = max(int(n_rows), 1)
     grid = {}
     if "gamma" in names and "gamma" not in fixed:
@@ -177,7 +180,7 @@ def _value_parser(name):
     parse = opt.parse if opt is not None else None
     if parse is None or parse is cli.FLAG:
         return cli.parse_auto, False
-    return parse, parse in (cli.parse_int, cli.parse_optional_int)
+    return parse, getattr(parse, "__wrapped__", parse) in (cli.parse_int, cli.parse_optional_int)
 
 
 def _convert(name, values):
