@@ -13,7 +13,8 @@ from onlinekern._core.support import WIDE_D
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
 
-__all__ = ["AUTO", "AUTO_BUDGET", "PARAM_CHECKS", "PASS_WORK", "PRESETS", "check_nonnegative", "check_positive",
+__all__ = ["AUTO", "AUTO_BUDGET", "FEATURE_GROWTH", "FEATURE_HORIZON", "FEATURE_WORK", "PARAM_CHECKS", "PASS_WORK", "PRESETS",
+           "check_nonnegative", "check_positive", "feature_cost", "stream_components",
            "check_positive_int", "is_auto", "row_cost", "store_width", "stream_bound", "stream_budget",
            "sv_cost"]
 
@@ -225,3 +226,75 @@ def stream_budget(X, n_outputs, n_stream):
     int
     """
     return stream_bound(n_stream, sv_cost(X, n_outputs), STREAM_BUDGET_MIN, STREAM_BUDGET_MAX, 4 * AUTO_BUDGET)
+
+
+#: ``n_components="auto"``: streams of at most this many examples (the 5,000-row benchmark's) get
+#: the learner's base D, the papers' value; longer ones more (:func:`stream_components`).
+FEATURE_HORIZON = 5000
+#: ... at most this many times the base D (FOGD: 4,000, the papers' largest D for ijcnn1 and poker).
+FEATURE_GROWTH = 10
+#: The work a pass of a random-feature learner may spend on a grown D, in :data:`PASS_WORK` units:
+#: half of it, ~3 s of one thread (FOGD-hinge over min-max scaled ijcnn1 + ijcnn1.t at D = 2,128:
+#: 9.6e9 units, 2.7 s).  They are the fast family; D stops growing where a pass would stop being
+#: a matter of seconds (the 500,000-row text streams of BENCHMARKS.md, 165 nonzeros per row, keep
+#: the base D).
+FEATURE_WORK = PASS_WORK / 2
+
+
+def feature_cost(X, n_outputs, reads=1):
+    """Work of one random frequency (a cos/sin pair of features) for one example of X, in
+    :data:`PASS_WORK` units: reads x nnz + 6 + 4 C (nnz: :func:`row_cost`, C = ``n_outputs``).
+
+    The projection omega . x is nnz multiply-adds (``reads``: how many times a step goes over the
+    nonzeros with the frequencies, 2 for RRF, whose width gradient reads them again), the vector
+    cos/sin ~6, the score and the gradient step 2 C each.
+
+    Parameters
+    ----------
+    X : array or sparse matrix, the first rows.
+    n_outputs : int
+    reads : int, optional
+
+    Returns
+    -------
+    float
+    """
+    return float(reads) * row_cost(X) + 6.0 + 4.0 * float(n_outputs)
+
+
+def stream_components(X, n_outputs, n_stream, base, reads=1):
+    """The product default of ``n_components`` (D) of the first-order random-feature learners (FOGD,
+    RRF, DualSGD): ``base`` (the papers' D) times sqrt(T / :data:`FEATURE_HORIZON`) for a stream of
+    T examples, rounded to a multiple of 16, within [base, :data:`FEATURE_GROWTH` x base] and
+    within :data:`FEATURE_WORK` (:func:`stream_bound` at :func:`feature_cost`), never below ``base``.
+
+    A fixed D caps what a long stream can learn: the random-feature approximation's error, not the
+    data, becomes the limit (FOGD-hinge over ijcnn1 + ijcnn1.t, 141,691 examples: 3.71 % at D =
+    400, 3.13 % at 1,000, 3.07 % at 2,000), and the number of random features a learner needs for
+    the kernel method's rate grows as the square root of the number of examples (Rudi & Rosasco,
+    NeurIPS 2017).  A stream of unknown length (``partial_fit``) or of at most
+    :data:`FEATURE_HORIZON` examples keeps ``base``; so does one whose examples are so costly
+    (many nonzeros, many classes) that a larger D would take the pass past :data:`FEATURE_WORK` --
+    the wide text streams of BENCHMARKS.md, whose D therefore does not depend on the length.
+    The rule reads the number of nonzeros per row, never the width d, so a data set and its
+    columns scattered into a wider space get the same D.
+
+    Parameters
+    ----------
+    X : array or sparse matrix, the first rows.
+    n_outputs : int
+    n_stream : int or None, the stream's length T.
+    base : int, the learner's D at short or unknown horizons.
+    reads : int, passes of a step over the nonzeros (:func:`feature_cost`).
+
+    Returns
+    -------
+    int
+    """
+    base = int(base)
+    if n_stream is None or int(n_stream) <= FEATURE_HORIZON:
+        return base
+    top = FEATURE_GROWTH * base
+    grown = 16 * int(base * (int(n_stream) / FEATURE_HORIZON) ** 0.5 / 16 + 0.5)
+    afford = stream_bound(n_stream, feature_cost(X, n_outputs, reads), base, top, base, FEATURE_WORK)
+    return int(max(base, min(grown, top, afford)))

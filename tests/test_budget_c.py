@@ -377,8 +377,9 @@ def test_registry_names():
     assert ok.make_learner("dualsgd-eps").get_params()["loss"] == "epsilon-insensitive"
     assert names["dualsgd"]["loss"] == "logistic"
     defaults = ok.DualSGD().get_params()
-    assert (defaults["budget"], defaults["k_merge"], defaults["n_components"], defaults["lam"]) == (100, 20, 200, "auto")
+    assert (defaults["budget"], defaults["k_merge"], defaults["n_components"], defaults["lam"]) == (100, 20, "auto", "auto")
     assert ok.DualSGD.paper_defaults["lam"] is None                # the papers' 2/T
+    assert ok.DualSGD.paper_defaults["n_components"] == 200
     defaults = ok.NOGD().get_params()
     assert (defaults["budget"], defaults["rank"], defaults["eta"], defaults["eta_linear"]) == ("auto", None, "auto", "auto")
     assert (ok.NOGD.paper_defaults["budget"], ok.NOGD.paper_defaults["eta"], ok.NOGD.paper_defaults["eta_linear"]) \

@@ -99,7 +99,8 @@ def test_runs_json(tmp_path, capsys):
     assert res["algorithm"] == "fogd-hinge" and res["task"] == "binary"
     assert res["n_examples"] == 3000 and res["n_features"] == 6
     runs = res["runs"]
-    assert res["params"]["n_components"] == 400 and res["params"]["preset"] == "auto"
+    assert res["params"]["n_components"] == "auto" and res["params"]["preset"] == "auto"
+    assert all(r["chosen"]["n_components"] == 400 for r in runs)     # 3,000 examples: the base D
     assert res["params"]["gamma_"] == runs[0]["chosen"]["gamma"] == runs[0]["gamma_"]
     code, out, err = run(capsys, "-a", "fogd-hinge", CLS_DATA, "--preset", "paper", "--json", out2)
     assert code == 0, err
@@ -274,7 +275,8 @@ def test_algorithm_help(capsys):
     code, out, err = run(capsys, "-a", "fogd", "--help")
     assert code == 0
     opt = re.search(r"^\s*-D, --n-components D\s+(.*?)(?=^\s*-)", out, re.M | re.S)
-    assert opt and "(default: 400)" in " ".join(opt.group(1).split())
+    assert opt and "(default: auto)" in " ".join(opt.group(1).split())
+    assert "sqrt" in opt.group(1)                                  # says how 'auto' grows
     assert "Lu, Hoi, Wang, Zhao & Liu" in out
     assert "--budget" not in out and "--task" not in out         # not fogd's options
     code, out, err = run(capsys, "-a", "perceptron", "--help")

@@ -94,13 +94,13 @@ def test_rrf_paper_defaults_vs_oracle():
     X, y = make_data("binary", seed=2)
     ye = encode(y, "binary")
     learner = ok.RRF(preset="paper")
-    assert (learner.n_components, learner.lam, learner.init, learner.loss) == (100, 0.0, 0.0, "hinge")
-    assert (learner.gamma, learner.eta, learner.eta_gamma) == ("auto", "auto", "auto")
-    assert ok.RRF.paper_defaults == {"gamma": 0.5, "eta_gamma": 1e-4, "eta": 0.3}
+    assert (learner.lam, learner.init, learner.loss) == (0.0, 0.0, "hinge")
+    assert (learner.gamma, learner.eta, learner.eta_gamma, learner.n_components) == ("auto",) * 4
+    assert ok.RRF.paper_defaults == {"gamma": 0.5, "eta_gamma": 1e-4, "eta": 0.3, "n_components": 100}
     rs, w, rho, _ = rref.ref_rrf(X, ye, "binary", 0.5, 100)
     res, scores = online(learner, X, y)
     check_online(res, scores, rs, ye, "binary")
-    assert learner.eta_ == 0.3
+    assert learner.eta_ == 0.3 and learner.n_components_ == 100
     rs, w, rho, _ = rref.ref_rrf(X, ye, "binary", 0.5, 100, init=0.1)
     res, scores = online(ok.RRF(init="reference", preset="paper"), X, y)
     check_online(res, scores, rs, ye, "binary")

@@ -21,6 +21,7 @@ from onlinekern._core.learner import TASK_NAMES
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner, RandomFeatureModel, check_positive, is_auto
 from onlinekern.learners.ogd import task_loss
+from onlinekern.params import stream_components
 
 
 
@@ -230,8 +231,11 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         Core-set size B (100, tund/dsgd ``run_dsgd.py`` demo).
     k_merge : int
         Support vectors moved into W per maintenance step (20, demo).
-    n_components : int
-        Random Fourier frequencies D of the dual space, 2D weights (200, demo).
+    n_components : int or 'auto'
+        Random Fourier frequencies D of the dual space, 2D weights; 'auto' (default): 200 (demo,
+        the 'paper' preset's value) for a stream of at most 5,000 examples or of unknown length,
+        more for a longer one known in advance: 200 sqrt(T / 5,000) up to 2,000, within the pass's
+        work bound (:func:`onlinekern.params.stream_components`).
     gamma : float, 'auto', 'median' or None
         Kernel width of both parts; 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
@@ -272,9 +276,9 @@ class DualSGD(RandomFeatureModel, KernelLearner):
     summary = "dual space gradient descent: budgeted Pegasos whose overflow SVs merge into random-feature weights"
     paper = "Le, Nguyen, Nguyen & Phung, NIPS 2016"
 
-    paper_defaults = {"gamma": None, "lam": None}
+    paper_defaults = {"gamma": None, "lam": None, "n_components": 200}
 
-    def __init__(self, budget=100, k_merge=20, n_components=200, gamma="auto", lam="auto", horizon=None,
+    def __init__(self, budget=100, k_merge=20, n_components="auto", gamma="auto", lam="auto", horizon=None,
                  loss="logistic", epsilon=0.1, maintenance="k-merging", preset="auto", seed=0, n_threads=None):
         self.budget = budget
         self.k_merge = k_merge
@@ -299,7 +303,10 @@ class DualSGD(RandomFeatureModel, KernelLearner):
             raise ValueError(f"maintenance must be one of {', '.join(MAINTENANCE)}, got {self.maintenance!r}")
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """lam: the papers' rule (None: 2/T) for classification, :data:`REGRESSION_LAM` for regression."""
+        """lam: the papers' rule (None: 2/T) for classification, :data:`REGRESSION_LAM` for regression;
+        n_components: 200, grown with a known horizon (:func:`onlinekern.params.stream_components`)."""
+        if name == "n_components":
+            return stream_components(X, n_outputs, n_stream, self.paper_defaults[name])
         if name == "lam" and task == "regression":
             return REGRESSION_LAM
         return self.paper_defaults[name]
@@ -320,6 +327,6 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         core._setup_kernel(n_features, task, n_outputs, gamma, int(self.budget), self._n_threads())
         core.lam = self._lambda()
         core.loss = PyTaskLoss(self.loss, TASK_NAMES[task] == "multiclass", self.epsilon)
-        core._setup_dualsgd(int(self.n_components), self.seed, None, int(self.k_merge),
+        core._setup_dualsgd(int(self.param_value("n_components")), self.seed, None, int(self.k_merge),
                             self.maintenance == "removal")
         return core

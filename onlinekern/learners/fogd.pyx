@@ -14,6 +14,7 @@ import numpy as np
 from onlinekern.base import FeatureLearner
 from onlinekern.learners.ogd import ALL_LOSSES, learner_loss, task_loss
 from onlinekern.losses import smooth_step
+from onlinekern.params import stream_components
 
 
 
@@ -85,8 +86,11 @@ class FOGD(FeatureLearner):
 
     Parameters
     ----------
-    n_components : int
-        Number of frequencies D (2D weights) (400).
+    n_components : int or 'auto'
+        Number of frequencies D (2D weights); 'auto' (default): 400 (the 'paper' preset's value)
+        for a stream of at most 5,000 examples or of unknown length, more for a longer one known in
+        advance (``fit``, ``run_online``, the CLI): 400 sqrt(T / 5,000) up to 4,000, within the pass's
+        work bound (:func:`onlinekern.params.stream_components`).
     gamma : float, 'auto', 'median' or None
         Kernel width; 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
@@ -129,17 +133,19 @@ class FOGD(FeatureLearner):
     losses = ALL_LOSSES
     summary = "Fourier online gradient descent: linear OGD on D random Fourier features"
     paper = "Lu, Hoi, Wang, Zhao & Liu, JMLR 2016"
-    paper_defaults = {"gamma": None, "eta": 0.4}
+    paper_defaults = {"gamma": None, "eta": 0.4, "n_components": 400}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """eta: the papers' 0.4, times 1/L for a loss of curvature L < 1 (:func:`onlinekern.losses.smoothness`).
-
-        See :func:`onlinekern.losses.smooth_step`."""
+        """eta: the papers' 0.4, times 1/L for a loss of curvature L < 1 (:func:`onlinekern.losses.smoothness`;
+        see :func:`onlinekern.losses.smooth_step`); n_components: 400, grown with a known horizon
+        (:func:`onlinekern.params.stream_components`)."""
+        if name == "n_components":
+            return stream_components(X, n_outputs, n_stream, self.paper_defaults[name])
         if name == "eta":
             return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         return self.paper_defaults[name]
 
-    def __init__(self, n_components=400, gamma="auto", eta="auto", lam=0.0, loss="hinge", epsilon=0.1,
+    def __init__(self, n_components="auto", gamma="auto", eta="auto", lam=0.0, loss="hinge", epsilon=0.1,
                  huber_delta=1.0, quantile=0.5, average=False, precision="float64", preset="auto", seed=0, n_threads=None):
         self.n_components = n_components
         self.gamma = gamma
@@ -157,7 +163,7 @@ class FOGD(FeatureLearner):
 
     def _make_core(self, n_features, task, n_outputs, gamma, X):
         core = FOGDCore()
-        core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None, self._n_threads(),
+        core._setup_features(n_features, task, n_outputs, int(self.param_value("n_components")), gamma, self.seed, None, self._n_threads(),
                               self.precision)
         core.eta, core.lam = float(self.param_value("eta")), float(self.lam)
         core._setup_average(bool(self.average))

@@ -102,6 +102,7 @@ import numpy as np
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import FeatureLearner
 from onlinekern.losses import canonical_loss, smooth_step
+from onlinekern.params import stream_components
 
 #: Regression losses whose gradient keeps its size at the optimum (|l'| = 1 off the tube): under
 #: the product preset RRF's step for them starts at the papers' 0.3 and falls as 1/sqrt(t) to a
@@ -510,8 +511,11 @@ class RRF(FeatureLearner):
 
     Parameters
     ----------
-    n_components : int
-        Number of frequencies D (2D weights) (100, paper §4.2).
+    n_components : int or 'auto'
+        Number of frequencies D (2D weights); 'auto' (default): 100 (paper §4.2, the 'paper'
+        preset's value) for a stream of at most 5,000 examples or of unknown length, more for a
+        longer one known in advance: 100 sqrt(T / 5,000) up to 1,000, within the pass's work bound
+        (:func:`onlinekern.params.stream_components`).
     gamma : float, 'auto', 'median' or None
         Initial per-feature width g0.  'auto' (default): chosen online on the first few thousand
         examples among multiples of the median-heuristic width, with and without dividing each
@@ -575,11 +579,14 @@ class RRF(FeatureLearner):
     summary = ("reparameterized random features: FOGD learning one kernel width per input feature "
                "(e^rho kept within a factor 1e8 of its start)")
     paper = "Nguyen, Le, Bui & Phung, IJCAI 2017"
-    paper_defaults = {"gamma": 0.5, "eta_gamma": 1e-4, "eta": 0.3}
+    paper_defaults = {"gamma": 0.5, "eta_gamma": 1e-4, "eta": 0.3, "n_components": 100}
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """eta_gamma: :data:`AUTO_ETA_GAMMA` under the product preset, times
-        sqrt(T / :data:`ETA_GAMMA_T0`) (1 to 10) when the stream length T is known."""
+        sqrt(T / :data:`ETA_GAMMA_T0`) (1 to 10) when the stream length T is known; n_components:
+        100, grown with a known horizon (:func:`onlinekern.params.stream_components`)."""
+        if name == "n_components":     # the width gradient reads the nonzeros' rows a second time
+            return stream_components(X, n_outputs, n_stream, self.paper_defaults[name], reads=2)
         if name == "eta_gamma":
             T = n_stream or 0
             return AUTO_ETA_GAMMA * min(10.0, max(1.0, (T / ETA_GAMMA_T0) ** 0.5))
@@ -589,7 +596,7 @@ class RRF(FeatureLearner):
             return smooth_step(self.paper_defaults["eta"], self.loss, task, n_outputs)
         return self.paper_defaults[name]
 
-    def __init__(self, n_components=100, gamma="auto", eta="auto", eta_gamma="auto", lam=0.0, init=0.0,
+    def __init__(self, n_components="auto", gamma="auto", eta="auto", eta_gamma="auto", lam=0.0, init=0.0,
                  loss="hinge", epsilon=0.1, preset="auto", seed=0, n_threads=None):
         self.n_components = n_components
         self.gamma = gamma
@@ -608,7 +615,7 @@ class RRF(FeatureLearner):
         if isinstance(init, str):
             if init.strip().lower() != "reference":
                 raise ValueError(f"init must be a non-negative number or 'reference', got {init!r}")
-            return REFERENCE_INIT * np.sqrt(int(self.n_components))
+            return REFERENCE_INIT * np.sqrt(int(self.param_value("n_components")))
         if isinstance(init, (bool, np.bool_)) or not isinstance(init, numbers.Real) or not np.isfinite(init) or init < 0:
             raise ValueError(f"init must be a non-negative number or 'reference', got {init!r}")
         return float(init)
@@ -619,7 +626,7 @@ class RRF(FeatureLearner):
             raise ValueError(f"eta_gamma must be a non-negative finite number, got {eg!r}")
         s = self._init_scale()
         core = RRFCore()
-        core._setup_features(n_features, task, n_outputs, int(self.n_components), gamma, self.seed, None,
+        core._setup_features(n_features, task, n_outputs, int(self.param_value("n_components")), gamma, self.seed, None,
                              self._n_threads())
         eta = self.param_value("eta")
         warm = eta == WARM_ETA                 # 0.1, times up to WARM_CAP before t = WARM_T0
@@ -630,8 +637,8 @@ class RRF(FeatureLearner):
         core.loss = PyTaskLoss(self.loss, task == TASK_MULTICLASS, self.epsilon)
         core._setup_rrf(gamma)
         if s > 0:
-            w0 = s * rng(self.seed, INIT).standard_normal((core.n_outputs, 2 * int(self.n_components)))
-            core.w = ScaledWeights(core.n_outputs, 2 * int(self.n_components), w0)
+            w0 = s * rng(self.seed, INIT).standard_normal((core.n_outputs, 2 * int(self.param_value("n_components"))))
+            core.w = ScaledWeights(core.n_outputs, 2 * int(self.param_value("n_components")), w0)
         return core
 
     def transform(self, X):
