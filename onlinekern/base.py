@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from onlinekern._core.learner import TASK_CODES, RowData, openmp_max_threads
 from onlinekern._core.losses import MULTICLASS_LOSSES, canonical_loss, loss_task
 from onlinekern._core.threads import usable_cores
-from onlinekern.kernels import resolve_gamma, scale_features, width_candidates
+from onlinekern.kernels import resolve_gamma, scale_basis, scale_features, width_candidates
 # The parameter checks and presets (onlinekern.params) and NotFittedError (onlinekern.validation)
 # are re-exported: learners and users import them from here.
 from onlinekern.params import (AUTO, AUTO_BUDGET, PARAM_CHECKS, PRESETS, check_flag,  # noqa: F401
@@ -207,7 +207,9 @@ class OnlineLearner:
 
     # ---- building the model ------------------------------------------------------------
     def _make_core(self, n_features, task, n_outputs, gamma, X):
-        """Return the compiled core for this learner (subclasses)."""
+        """Return the compiled core for this learner (subclasses).  ``X``: the first data as given;
+        only its shape and nonzero pattern may be read (a candidate kernel's per-feature factors,
+        positive and finite, change neither), so the width race scales no copy of X for it."""
         raise TypeError(f"{type(self).__name__} does not define _make_core")
 
     def _initialize(self, X, y, classes, n_stream=None):
@@ -264,19 +266,15 @@ class OnlineLearner:
             else:
                 kernels = width_candidates(X, seed, scale)
         cores = []
-        scaled = {}              # X scaled once per distinct factor object (the candidates share one)
-        for s, gamma in kernels:
-            if s is not None and id(s) not in scaled:
-                scaled[id(s)] = scale_features(X, s)
-            core = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma,
-                                   X if s is None else scaled[id(s)])
+        for s, gamma in kernels:        # X as given: _make_core reads its shape and nonzero pattern,
+            core = self._make_core(n_features, TASK_CODES[task], n_outputs, gamma, X)   # not values
             core.target_norm = task == "regression" and self.preset_ == "auto"
             cores.append((s, gamma, core))
         s, gamma, self.core_ = cores[0]
         if gamma is not None:
             self.gamma_ = gamma
         if s is not None:
-            self.feature_scale_ = s
+            self.feature_scale_, self.feature_scale_basis_ = s, scale_basis(s)
         if len(cores) > 1:
             self.__dict__["_pending_widths"] = cores      # chosen by the first pass (run_core)
 
@@ -357,8 +355,9 @@ class OnlineLearner:
     def chosen_params(self):
         """What the adaptive defaults chose on the first data, as a JSON-ready dict.
 
-        ``gamma`` (the width in force), ``feature_scale`` ("per-feature ranges" when
-        ``feature_scale_`` is set), every parameter resolved from ``"auto"``, and for regression under
+        ``gamma`` (the width in force), ``feature_scale`` ("per-feature ranges" or "per-feature
+        standard deviations" when ``feature_scale_`` is set, after ``feature_scale_basis_``), every
+        parameter resolved from ``"auto"``, and for regression under
         the product preset the targets' running ``target_mean`` and ``target_std``.
         """
         self._check_fitted()
@@ -366,7 +365,8 @@ class OnlineLearner:
         if "gamma_" in self.__dict__:
             out["gamma"] = float(self.gamma_)
         if "feature_scale_" in self.__dict__:
-            out["feature_scale"] = "per-feature ranges"
+            basis = self.__dict__.get("feature_scale_basis_", "ranges")      # files before it: ranges
+            out["feature_scale"] = "per-feature " + ("standard deviations" if basis == "deviations" else "ranges")
         out.update({k: (float(v) if isinstance(v, (float, np.floating)) else v)
                     for k, v in self.__dict__.get("resolved_params_", {}).items()})
         if self.task_ == "regression" and self.core_.target_norm:

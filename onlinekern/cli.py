@@ -148,7 +148,8 @@ class ParamSpec:
 # parameter name -> ParamSpec.  Names not listed here still get an option (generic fallback).
 PARAMS = {
     "gamma": ParamSpec("-g", (), "kernel width g of exp(-g ||x - x'||^2): a positive number, "
-                       "'auto' (features divided by their ranges, then g = 1/median squared distance), "
+                       "'auto' (chosen online among multiples of the median heuristic's width, features "
+                       "as given, divided by their ranges or by their standard deviations), "
                        "'median' (median heuristic) or 'none' (1/n_features)", parse_gamma, "G",
                        "1/n_features"),
     "preset": ParamSpec(None, (), "'auto' (the product defaults, fitted to the data) or 'paper' (the "

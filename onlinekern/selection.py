@@ -2,9 +2,10 @@
 
 No single width rule learns on every data set: the median heuristic gives the spread of the data,
 not the scale of the classes, and dividing features by their ranges helps when their units differ
-and hurts when small-range features are noise (BENCHMARKS.md "Defaults").  So the product default
-runs the candidates of :func:`onlinekern.kernels.width_candidates` (up to 8) as separate models
-and keeps the best, by online successive halving:
+and hurts when small-range features are noise, or when outliers stretch the ranges (dividing by
+the standard deviations then helps; BENCHMARKS.md "Defaults").  So the product default runs the
+candidates of :func:`onlinekern.kernels.width_candidates` (up to 12: four widths in each of up to
+three feature scalings) as separate models and keeps the best, by online successive halving:
 
 * all candidates learn the first :data:`STAGES` [0] examples, the better half (ranked on that
   stage's examples) the examples up to ``STAGES[1]``, and so on until one is left, which learns
@@ -21,19 +22,20 @@ and keeps the best, by online successive halving:
 
 A stage's own examples rank the candidates, not their whole history: a sharper kernel learns more
 slowly but ends better (ijcnn1: FOGD at the chosen width makes 3.71 % over 141,691 examples
-against 5.08 % at the width that leads for the first 4,000).  The cost is 8 x 1,000 + 4 x 2,000 +
-2 x 4,000 = 24,000 example-steps when every stage decides, 8 x 7,000 = 56,000 at most (no stage
-before the last decides), counted in the pass's ``seconds``.  The choice is
+against 5.08 % at the width that leads for the first 4,000).  The cost with 12 candidates is
+12 x 1,000 + 6 x 2,000 + 3 x 4,000 = 36,000 example-steps when every stage decides, 12 x 7,000 =
+84,000 at most (no stage before the last decides), counted in the pass's ``seconds`` (8
+candidates: 24,000 and 56,000).  The choice is
 made on the first call's rows (``fit``, ``run_online``, the first ``partial_fit`` call or the first
 streamed chunk); a call shorter than the stages ends it with the leader.
 """
 import numpy as np
 
 from onlinekern._core.learner import DivergenceError, RowData
-from onlinekern.kernels import scale_features
+from onlinekern.kernels import scale_basis, scale_features
 from onlinekern.protocol import majority_mistakes
 
-#: Example counts at which the candidates still running are halved (8 -> 4 -> 2 -> 1).
+#: Example counts at which the candidates still running are halved (12 -> 6 -> 3 -> 1, 8 -> 4 -> 2 -> 1).
 STAGES = (1000, 3000, 7000)
 
 
@@ -178,12 +180,17 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     C = learner.core_.n_outputs
     yv = np.ascontiguousarray(y, dtype=np.float64)
     threads = learner.core_.max_threads
+    stages = race_stages(learner)
+    # the race's examples (at most up to the last stage end), copied in stream order and scaled once
+    # per feature scaling: memory of the prefix per scaling, not of X; the winner scales X after
+    head_n = min(stages[-1], n)
+    Xh, yh = X[idx[:head_n]], yv[idx[:head_n]]
     rows, first_error = {}, None
     for s, _, core in candidates:
         core.set_threads(threads)
         key = None if s is None else id(s)
         if key not in rows:
-            rows[key] = RowData(X if s is None else scale_features(X, s), learner.n_features_in_)
+            rows[key] = RowData(Xh if s is None else scale_features(Xh, s), learner.n_features_in_)
         if core is not candidates[0][2]:    # caches of the same numbers: one for all (keyed rows)
             core.join_caches(candidates[0][2])
     K = len(candidates)
@@ -192,14 +199,13 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     run_m = run_sq = seconds = 0.0
     cp_m, cp_sq, cp_size, cp_sec = [], [], [], []
     a = 0
-    stages = race_stages(learner)
-    trivial = None if regression else majority_mistakes(yv[idx[:min(stages[-1], n)]])
+    trivial = None if regression else majority_mistakes(yh)
     undecided = []                  # stage ends where every candidate went on
     for si, end in enumerate(stages):
         if len(alive) == 1 or a >= n:
             break
         b = min(end, n)
-        seg = idx[a:b]
+        seg = np.arange(a, b, dtype=np.int64)       # positions in the race's rows (Xh, yh)
         local = cps[(cps > a) & (cps <= b)] - a
         mis, sur, outs = [], [], []
         for k in alive:                 # the candidates running share one cache's memory
@@ -208,8 +214,8 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
             s, _, core = candidates[k]
             sc = np.zeros((b - a, C))
             try:
-                res = core.run(rows[None if s is None else id(s)], yv, seg, local, sc, None)
-                m, g = losses(sc, yv[seg], task)
+                res = core.run(rows[None if s is None else id(s)], yh, seg, local, sc, None)
+                m, g = losses(sc, yh[seg], task)
             except DivergenceError as exc:
                 first_error = first_error or exc
                 res, m, g = None, np.full(b - a, np.inf), np.full(b - a, np.inf)
@@ -222,7 +228,7 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
         lead = leaders(mis, sur, tot_m[alive], tot_s[alive])
         pick = lead[:-1]
         seg_scores = np.stack([outs[j][1][t] for t, j in enumerate(pick)])
-        m_seg, _ = losses(seg_scores, yv[seg], task)
+        m_seg, _ = losses(seg_scores, yh[seg], task)
         if scores is not None:
             scores[a:b] = seg_scores
         cum = run_m + np.cumsum(m_seg)
@@ -257,15 +263,16 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
                                                              tot_m[alive], tot_s[alive])[-1])]
     s, gamma, core = candidates[k]
     del candidates[:]            # the other candidates' models and caches go now, not after the pass
-    rows = {key: r for key, r in rows.items() if key == (None if s is None else id(s))}
+    del rows                     # the race's copies go; the rest of the stream is X's own rows
     if K > 1:
         core.share_caches(1)
     learner.core_ = core
     learner.gamma_ = float(gamma)
     if s is None:
         learner.__dict__.pop("feature_scale_", None)
+        learner.__dict__.pop("feature_scale_basis_", None)
     else:
-        learner.feature_scale_ = s
+        learner.feature_scale_, learner.feature_scale_basis_ = s, scale_basis(s)
     learner.width_choice_ = {"candidate": k, "of": K, "decided_at": int(a), "undecided": undecided}
     head = {"n_mistakes": 0 if regression else int(run_m), "sq_error": run_m if regression else 0.0,
             "seconds": seconds, "n_done": int(a),
@@ -279,7 +286,8 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     if callback is not None:
         def cb(t, nm, sq, size, sec):
             callback(a + t, head["n_mistakes"] + nm, head["sq_error"] + sq, size, seconds + sec)
-    res = core.run(rows[None if s is None else id(s)], yv, idx[a:], cps[cps > a] - a,
+    rest = RowData(X if s is None else scale_features(X, s), learner.n_features_in_)
+    res = core.run(rest, yv, idx[a:], cps[cps > a] - a,
                    None if scores is None else scores[a:], cb)
     return {"n_mistakes": head["n_mistakes"] + res["n_mistakes"], "sq_error": head["sq_error"] + res["sq_error"],
             "seconds": seconds + res["seconds"], "n_done": a + res["n_done"],

@@ -40,8 +40,6 @@ SHORTFALLS = {
     ("bpas", "ijcnn1"): 0.911,
     ("bsgd-removal", "cadata"): 0.978,
     ("bsgd-removal", "ijcnn1"): 1.030,
-    ("dualsgd", "ijcnn1"): 0.841,
-    ("dualsgd-logit", "ijcnn1"): 0.841,
     ("forgetron", "ijcnn1"): 1.331,
     ("nogd", "ijcnn1"): 0.949,
     ("nogd-hinge", "ijcnn1"): 0.949,
@@ -53,7 +51,6 @@ SHORTFALLS = {
     ("ogd-logit", "ijcnn1"): 1.001,
     ("ogd-softmax", "ijcnn1"): 1.001,
     ("ogd-sqhinge", "ijcnn1"): 0.999,
-    ("perceptron", "ijcnn1"): 0.864,
     ("rbp", "ijcnn1"): 1.374,
     ("sg", "ijcnn1"): 1.052,
 }

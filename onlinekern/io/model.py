@@ -33,7 +33,8 @@ from onlinekern.kernels import ColumnScale
 
 FORMAT = "onlinekern-model"
 VERSION = 1
-_FITTED = ("classes_", "task_", "gamma_", "horizon_", "n_features_in_", "feature_scale_", "resolved_params_")
+_FITTED = ("classes_", "task_", "gamma_", "horizon_", "n_features_in_", "feature_scale_", "feature_scale_basis_",
+           "resolved_params_")
 
 
 class ModelFormatError(ValueError):

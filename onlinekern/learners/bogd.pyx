@@ -525,7 +525,7 @@ class BOGD(_BOGD):
         Maximum number of SVs B; 'auto' (default): 1,000 (the 'paper' preset: 100, KOL).
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online among multiples
-        of the median-heuristic width, with and without dividing each feature by its range, by a
+        of the median-heuristic width, with and without dividing each feature by its range or standard deviation, by a
         race whose first halving waits until the budget has filled 3 times (3 B, 9 B and 21 B
         examples: onlinekern.selection.race_stages; the 'paper' preset: the papers' width);
         None = 1/n_features.
@@ -574,7 +574,7 @@ class BOGDPlusPlus(_BOGD):
         Maximum number of SVs B; 'auto' (default): 1,000 (the 'paper' preset: 100, KOL).
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online among multiples
-        of the median-heuristic width, with and without dividing each feature by its range, by a
+        of the median-heuristic width, with and without dividing each feature by its range or standard deviation, by a
         race whose first halving waits until the budget has filled 3 times (3 B, 9 B and 21 B
         examples: onlinekern.selection.race_stages; the 'paper' preset: the papers' width);
         None = 1/n_features.

@@ -164,7 +164,7 @@ class BPAs(Averaged, KernelLearner):
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     budget : int or 'auto'
         Maximum number of support vectors B; 'auto' (default): 1,000 (the 'paper' preset: 100, KOL).

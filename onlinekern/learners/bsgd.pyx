@@ -989,7 +989,7 @@ class BSGDRemoval(_BSGD):
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float or 'auto'
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for
@@ -1044,7 +1044,7 @@ class BSGDMerge(_BSGD):
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float or 'auto'
         Pegasos regularisation lambda > 0, step 1/(lambda t).  'auto' (default): for

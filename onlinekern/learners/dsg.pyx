@@ -1282,7 +1282,7 @@ class DSG(OnlineLearner):
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection); 'median' (the papers' preset, §1.4:
+        dividing each feature by its range or standard deviation (onlinekern.selection); 'median' (the papers' preset, §1.4:
         g = 1/(2 (c med)^2)) or None (1/n_features).
     median_scale : float
         c of the median heuristic (1; Dai et al. used 0.1 on synthetic data, 4 on image features).

@@ -239,7 +239,7 @@ class DualSGD(RandomFeatureModel, KernelLearner):
     gamma : float, 'auto', 'median' or None
         Kernel width of both parts; 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     lam : float, 'auto' or None
         Pegasos regularisation lambda, step 1/(lambda t).  'auto' (default): None for

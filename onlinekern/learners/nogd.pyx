@@ -382,7 +382,7 @@ class NOGD(KernelLearner):
     gamma : float, 'auto', 'median' or None
         Kernel width; 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     eta : float or 'auto'
         Step size of the kernel phase; 'auto' (default): 0.2 (the 'paper' preset: LSOKL ``eta_nogd``;

@@ -350,7 +350,7 @@ class Projectron(Averaged, KernelLearner):
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, the authors' DOGMA library); 0 projects only
@@ -451,7 +451,7 @@ class ProjectronPP(Projectron):
     gamma : float, 'auto', 'median' or None
         Kernel width g of exp(-g ||x - x'||^2); 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     proj_eta : float
         Projection threshold eta on delta (0.1, DOGMA).

@@ -519,7 +519,7 @@ class RRF(FeatureLearner):
     gamma : float, 'auto', 'median' or None
         Initial per-feature width g0.  'auto' (default): chosen online on the first few thousand
         examples among multiples of the median-heuristic width, with and without dividing each
-        feature by its range (onlinekern.selection); the 'paper' preset: 0.5 (rho = 0, paper Alg. 1);
+        feature by its range or standard deviation (onlinekern.selection); the 'paper' preset: 0.5 (rho = 0, paper Alg. 1);
         None = 1/n_features.
     eta : float or 'auto'
         Step size of w in the scaled-feature convention; 'auto' (default): 0.3 (the 'paper' preset:

@@ -799,7 +799,7 @@ class ShrinkingGradient(KernelLearner):
     gamma : float, 'auto', 'median' or None
         Kernel width of the Fourier feature; 'auto' (default): chosen online on the first few
         thousand examples among multiples of the median-heuristic width, with and without
-        dividing each feature by its range (onlinekern.selection; the 'paper' preset: the papers' width);
+        dividing each feature by its range or standard deviation (onlinekern.selection; the 'paper' preset: the papers' width);
         None = 1/n_features.
     task : {'regression', 'classification'}
         Regression (default, the paper's setting) or classification (binary/multiclass, ext).
