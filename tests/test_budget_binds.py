@@ -37,7 +37,6 @@ SHORTFALLS = {
     ("bogdpp-logit", "ijcnn1"): 1.001,
     ("bogdpp-softmax", "ijcnn1"): 1.001,
     ("bogdpp-sqhinge", "ijcnn1"): 1.003,
-    ("bpas", "ijcnn1"): 0.911,
     ("bsgd-removal", "cadata"): 0.978,
     ("bsgd-removal", "ijcnn1"): 1.030,
     ("forgetron", "ijcnn1"): 1.331,

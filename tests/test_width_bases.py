@@ -44,8 +44,9 @@ def test_deviations_family_matches_numpy_dense_and_sparse():
     assert isinstance(zs, ColumnScale) and zs.basis == "deviations" and families(wide) == families(dense)
     np.testing.assert_array_equal(zs.factors_of(cols), np.asarray(z))
     assert [g for _, g in wide] == [g for _, g in dense]
-    # against NumPy on the sample the heuristic draws (all rows here: n < its sample size)
-    np.testing.assert_allclose(np.asarray(z), 1.0 / X.std(axis=0), rtol=1e-12)
+    # against NumPy on the sample the heuristic draws (all rows here: n < its sample size): 1/sd
+    # rounded to the nearest power of two, which scales every value exactly
+    np.testing.assert_array_equal(np.asarray(z), np.exp2(np.round(np.log2(1.0 / X.std(axis=0)))))
     assert [g / dense[2 * k][1] for _, g in dense[2 * k:]] == pytest.approx([m / WIDTH_MULTIPLIERS[0]
                                                                               for m in WIDTH_MULTIPLIERS])
 
@@ -72,3 +73,27 @@ def test_learner_names_the_deviations_it_chose_and_files_keep_it(tmp_path):
     ranges_only = ok.make_learner("fogd-hinge", n_threads=1, seed=0)
     ranges_only.fit(X[:, :4], y)                 # binary features only: nothing to standardise
     assert ranges_only.chosen_params().get("feature_scale", "per-feature ranges") == "per-feature ranges"
+
+
+def test_binary_data_and_its_scattered_copy_give_the_same_bits_with_deviations():
+    """Power-of-two factors scale exactly, so binary rows keep exact sums in any column order: a
+    support-vector learner that chose the deviations makes the same predictions on a copy whose
+    columns are scattered into 2^22 (another summation order), as it does with the ranges."""
+    rng = np.random.default_rng(5)
+    n, d = 3000, 40
+    freq = np.geomspace(0.5, 0.01, d)                          # common and rare binary features
+    X = (rng.random((n, d)) < freq).astype(float)
+    y = np.where(X[:, 30:].sum(axis=1) + 0.3 * X[:, 0] > 0.5, 1, -1)    # rare features decide
+    C = sp.csr_matrix(X)
+    cols = np.random.default_rng(6).permutation(1 << 22)[:d]
+    W = sp.csr_matrix((C.data, cols[C.indices], C.indptr), shape=(n, 1 << 22))
+    W.sort_indices()
+    runs = []
+    for M in (C, W):
+        learner = ok.make_learner("bsgd-removal", n_threads=1, budget=200)
+        res = ok.run_online(learner, M, y, keep_scores=True)
+        runs.append((learner, res, res.scores))
+    (a, ra, sa), (b, rb, sb) = runs
+    assert a.feature_scale_basis_ == b.feature_scale_basis_ == "deviations"
+    assert a.gamma_ == b.gamma_ and ra.error == rb.error
+    np.testing.assert_array_equal(sa, sb)
