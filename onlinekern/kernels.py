@@ -3,8 +3,8 @@
 ``gamma="auto"`` (the product default) chooses among the kernels of :func:`width_candidates` --
 multiples of the median-heuristic width, with each feature as given, divided by its range
 (:func:`feature_scale`, :func:`scale_features`) or divided by its standard deviation -- online on
-the first examples (:mod:`onlinekern.selection`).  The papers' widths (1/d, or a number tuned on data min-max scaled
-to [0, 1]) stay reachable through ``preset="paper"`` or an explicit ``gamma``.
+the first examples (:mod:`onlinekern.selection`).  The papers' widths (1/d, or a number tuned on
+data min-max scaled to [0, 1]) stay reachable through ``preset="paper"`` or an explicit ``gamma``.
 
 Wide sparse data (issue 26) cost their nonzeros here, never their largest column index: a sample
 of sparse rows wider than :data:`DENSE_COLUMNS` (or whose dense form would exceed
@@ -310,22 +310,23 @@ def width_candidates(X, seed=0, scale=1.0):
     (:func:`feature_scale`), the widths ``m * median_gamma`` for m in :data:`WIDTH_MULTIPLIERS`;
     when the features' ranges differ by more than a factor 2 (so the rescaling changes the kernel),
     the same multiples of the median width of the unscaled features; and when dividing by the
-    standard deviation instead of the range weighs the features differently (their ratios differ
-    by more than a factor 2), the same multiples with every feature divided by its standard
-    deviation on the sample, rounded to a power of two (a :class:`FeatureFactors` or
-    :class:`ColumnScale` of basis "deviations"; zeros stay zeros, values keep every bit).  Ranges follow the extremes, deviations the bulk: on ijcnn1,
-    whose ten binary features span [0, 1] and whose ten continuous ones span [-1.3, 1.3] with a
-    standard deviation of 0.17, min-max scaling shrinks the continuous features 2.6 times against
-    the binary ones and standardising enlarges them; over the whole min-max scaled stream
-    NOGD-hinge's default made 7.86 % mistakes with the ranges' kernels alone, 4.26 % with the
-    deviations' (BENCHMARKS.md "Standard deviations in the width race").  From a single row
-    (nothing to measure), LIBSVM's 1/d on the raw features alone.  The median heuristic
+    standard deviation instead of the range weighs the features differently (their ratios differ by
+    more than a factor 2), the same multiples with every feature divided by its standard deviation
+    on the sample, rounded to a power of two (a :class:`FeatureFactors` or :class:`ColumnScale` of
+    basis "deviations"; zeros stay zeros, values keep every bit). Ranges follow the extremes,
+    deviations the bulk: on ijcnn1, whose ten binary features span [0, 1] and whose ten continuous
+    ones span [-1.3, 1.3] with a standard deviation of 0.17, min-max scaling shrinks the continuous
+    features 2.6 times against the binary ones and standardising enlarges them; over the whole
+    min-max scaled stream NOGD-hinge's default made 7.86 % mistakes with the ranges' kernels alone,
+    4.26 % with the deviations' (BENCHMARKS.md "Standard deviations in the width race").  From a
+    single row (nothing to measure), LIBSVM's 1/d on the raw features alone.  The median heuristic
     (Schoelkopf & Smola 2002; Garreau, Jitkrittum & Kanagawa, "Large sample analysis of the median
     heuristic", 2017) gives the scale of the data, not of the classes: the right width was 2 to 60
     times it on the data sets measured (BENCHMARKS.md "Defaults"), hence a few multiples and an
     online choice (:mod:`onlinekern.selection`) rather than one formula.  The list of each sample
     is kept (the last 64 samples), so the learners of a sweep over one data set compute it once.
-    The candidates of one call share one copy of the feature factors (so the race scales X once).
+    The candidates of one call share one copy of each scaling's factors (the race scales its rows
+    once per scaling).
 
     Parameters
     ----------

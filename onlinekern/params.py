@@ -13,8 +13,8 @@ from onlinekern._core.support import WIDE_D
 from onlinekern.kernels import resolve_gamma
 from onlinekern.seeding import check_seed
 
-__all__ = ["AUTO", "AUTO_BUDGET", "FEATURE_GROWTH", "FEATURE_HORIZON", "FEATURE_WORK", "PARAM_CHECKS", "PASS_WORK", "PRESETS",
-           "check_nonnegative", "check_positive", "feature_cost", "stream_components",
+__all__ = ["AUTO", "AUTO_BUDGET", "FEATURE_GROWTH", "FEATURE_HORIZON", "FEATURE_WORK", "PARAM_CHECKS", "PASS_WORK",
+           "PRESETS", "check_nonnegative", "check_positive", "feature_cost", "stream_components",
            "check_positive_int", "is_auto", "row_cost", "store_width", "stream_bound", "stream_budget",
            "sv_cost"]
 
@@ -236,7 +236,7 @@ FEATURE_GROWTH = 10
 #: The work a pass of a random-feature learner may spend on a grown D, in :data:`PASS_WORK` units:
 #: half of it, ~3 s of one thread (FOGD-hinge over min-max scaled ijcnn1 + ijcnn1.t at D = 2,128:
 #: 9.6e9 units, 2.7 s).  They are the fast family; D stops growing where a pass would stop being
-#: a matter of seconds (the 500,000-row text streams of BENCHMARKS.md, 165 nonzeros per row, keep
+#: a matter of seconds (the 500,000-row text streams of BENCHMARKS.md, ~117 nonzeros per row, keep
 #: the base D).
 FEATURE_WORK = PASS_WORK / 2
 
