@@ -1,13 +1,15 @@
 """``n_components="auto"`` of the first-order random-feature learners (FOGD, RRF, DualSGD): the
 papers' D for short or unknown streams, more for a long one known in advance, bounded by the
 pass's work, the same for a data set and its columns scattered into a wider space, and kept by
-model files (onlinekern.params.stream_components)."""
+model files (onlinekern.params.stream_components); and the regression ``lam`` of the Pegasos-step
+learners (BSGD, DualSGD), lowered for a long stream known in advance (onlinekern.params.stream_lam)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import onlinekern as ok
 from onlinekern import params
+from onlinekern.protocol import trivial_error
 
 from streams import make_data
 
@@ -76,3 +78,34 @@ def test_grown_model_round_trips(tmp_path):
     back = ok.load_model(tmp_path / "m.okm")
     assert back.n_components_ == learner.n_components_ == back.core_.fmap.n_components
     np.testing.assert_array_equal(back.decision_function(X[:300]), learner.decision_function(X[:300]))
+
+
+def test_regression_lam_falls_with_the_horizon_down_to_its_floor():
+    H = params.FEATURE_HORIZON
+    assert params.stream_lam(0.03, None) == 0.03                    # unknown length
+    assert params.stream_lam(0.03, H) == 0.03
+    assert params.stream_lam(0.03, 4 * H) == pytest.approx(0.015)   # 1 / sqrt(4)
+    assert params.stream_lam(0.03, 9 * H) == pytest.approx(0.03 / params.LAM_SHRINK)
+    assert params.stream_lam(0.03, 10 ** 7) == pytest.approx(0.03 / params.LAM_SHRINK)
+    assert params.stream_lam(0.03, 5 * H) > params.stream_lam(0.03, 6 * H)
+
+
+@pytest.mark.parametrize("name, paper_lam", [("bsgd-removal", 1e-4), ("dualsgd-eps", None)])
+def test_regression_learners_lower_lam_only_for_a_known_long_stream(name, paper_lam):
+    T = 4 * params.FEATURE_HORIZON
+    X, y = make_data("regression", T=T, d=4, seed=7)
+    kw = {"task": "regression"} if name.startswith("bsgd") else {}
+    fitted = ok.make_learner(name, gamma=0.5, seed=0, n_threads=1, **kw).fit(X, y)
+    assert fitted.chosen_params()["lam"] == pytest.approx(0.015)
+    assert fitted.core_.lam == pytest.approx(0.015)
+    res = ok.run_online(ok.make_learner(name, gamma=0.5, seed=0, n_threads=1, **kw), X, y)
+    assert res.error < 0.9 * trivial_error(y, "regression")
+    streamed = ok.make_learner(name, gamma=0.5, seed=0, n_threads=1, **kw)
+    streamed.partial_fit(X[:500], y[:500])                          # length unknown: 0.03
+    assert streamed.core_.lam == pytest.approx(0.03)
+    short = ok.make_learner(name, gamma=0.5, seed=0, n_threads=1, **kw).fit(X[:3000], y[:3000])
+    assert short.core_.lam == pytest.approx(0.03)
+    paper = ok.make_learner(name, gamma=0.5, preset="paper", seed=0, n_threads=1, **kw).fit(X, y)
+    assert paper.core_.lam == pytest.approx(2.0 / T if paper_lam is None else paper_lam)
+    fixed = ok.make_learner(name, gamma=0.5, lam=0.05, seed=0, n_threads=1, **kw).fit(X, y)
+    assert fixed.core_.lam == 0.05

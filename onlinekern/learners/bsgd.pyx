@@ -409,6 +409,7 @@ import numpy as np
 
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner, is_auto
+from onlinekern.params import stream_lam
 
 cdef enum Maintenance:
     MAINTAIN_REMOVAL = 0
@@ -937,12 +938,13 @@ class _BSGD(KernelLearner):
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """lam: :data:`LAM_T` / T, at most :data:`CLASSIFICATION_LAM`, for classification when the
-        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression;
+        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression,
+        lowered with a known horizon (:func:`onlinekern.params.stream_lam`);
         budget: :data:`onlinekern.params.AUTO_BUDGET` (a9a, ijcnn1 and w8a learn within 5,000
         examples at 1,000 support vectors, not at 50: BENCHMARKS.md "Defaults")."""
         if name == "lam":
             if task == "regression":
-                return REGRESSION_LAM
+                return stream_lam(REGRESSION_LAM, n_stream)
             return min(CLASSIFICATION_LAM, LAM_T / n_stream) if n_stream else ANYTIME_LAM
         return super().auto_value(name, X, task, n_outputs, n_stream)
 
@@ -997,7 +999,8 @@ class BSGDRemoval(_BSGD):
         the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
         min(1e-3, 1/t) when it is not (a first ``partial_fit``, ``train --stream`` with the
         classes given: ANYTIME_LAM, C = 1 over the examples seen so far, shown as
-        ``lam_ = "min(0.001, 1/t)"``); 0.03 for regression (REGRESSION_LAM); the 'paper' preset:
+        ``lam_ = "min(0.001, 1/t)"``); 0.03 for regression (REGRESSION_LAM), down to 0.01 on a
+        long stream of known length (:func:`onlinekern.params.stream_lam`); the 'paper' preset:
         1e-4 (BudgetedSVM ``-L``).
     epsilon : float
         Regression tube of the epsilon-insensitive loss (0.1; regression is ext).
@@ -1052,7 +1055,8 @@ class BSGDMerge(_BSGD):
         the CLI; LAM_T: a C-SVM's C = 1/(lambda T) = 1/4 at any length past 4,000 examples) and
         min(1e-3, 1/t) when it is not (a first ``partial_fit``, ``train --stream`` with the
         classes given: ANYTIME_LAM, C = 1 over the examples seen so far, shown as
-        ``lam_ = "min(0.001, 1/t)"``); 0.03 for regression (REGRESSION_LAM); the 'paper' preset:
+        ``lam_ = "min(0.001, 1/t)"``); 0.03 for regression (REGRESSION_LAM), down to 0.01 on a
+        long stream of known length (:func:`onlinekern.params.stream_lam`); the 'paper' preset:
         1e-4 (BudgetedSVM ``-L``).
     merge_tol : float
         Golden-section tolerance: stop when the bracket is narrower than 2 merge_tol (1e-4,

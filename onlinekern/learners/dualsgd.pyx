@@ -21,7 +21,7 @@ from onlinekern._core.learner import TASK_NAMES
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner, RandomFeatureModel, check_positive, is_auto
 from onlinekern.learners.ogd import task_loss
-from onlinekern.params import stream_components
+from onlinekern.params import stream_components, stream_lam
 
 
 
@@ -243,7 +243,8 @@ class DualSGD(RandomFeatureModel, KernelLearner):
         None = 1/n_features.
     lam : float, 'auto' or None
         Pegasos regularisation lambda, step 1/(lambda t).  'auto' (default): None for
-        classification, 0.03 for regression (REGRESSION_LAM).  None: 2/T when the stream length T
+        classification, 0.03 for regression (REGRESSION_LAM), down to 0.01 on a long stream of
+        known length (:func:`onlinekern.params.stream_lam`).  None: 2/T when the stream length T
         is known (the demo's 2/N): ``horizon`` if given, else the rows given to ``fit`` or
         ``run_online`` (the CLI's file); 1e-4 when it is not (``partial_fit`` on a fresh model, a
         stream of unknown length).  ``horizon_`` records the T used.  Every
@@ -303,12 +304,12 @@ class DualSGD(RandomFeatureModel, KernelLearner):
             raise ValueError(f"maintenance must be one of {', '.join(MAINTENANCE)}, got {self.maintenance!r}")
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
-        """lam: the papers' rule (None: 2/T) for classification, :data:`REGRESSION_LAM` for regression;
-        n_components: 200, grown with a known horizon (:func:`onlinekern.params.stream_components`)."""
+        """lam: the papers' rule (None: 2/T) for classification, :data:`REGRESSION_LAM` for regression,
+        lowered with a known horizon (:func:`onlinekern.params.stream_lam`); n_components: 200, grown with a known horizon (:func:`onlinekern.params.stream_components`)."""
         if name == "n_components":
             return stream_components(X, n_outputs, n_stream, self.paper_defaults[name])
         if name == "lam" and task == "regression":
-            return REGRESSION_LAM
+            return stream_lam(REGRESSION_LAM, n_stream)
         return self.paper_defaults[name]
 
     def _lambda(self):
