@@ -181,16 +181,11 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
     yv = np.ascontiguousarray(y, dtype=np.float64)
     threads = learner.core_.max_threads
     stages = race_stages(learner)
-    # the race's examples (at most up to the last stage end), copied in stream order and scaled once
-    # per feature scaling: memory of the prefix per scaling, not of X; the winner scales X after
     head_n = min(stages[-1], n)
-    Xh, yh = X[idx[:head_n]], yv[idx[:head_n]]
-    rows, first_error = {}, None
+    yh = yv[idx[:head_n]]
+    first_error = None
     for s, _, core in candidates:
         core.set_threads(threads)
-        key = None if s is None else id(s)
-        if key not in rows:
-            rows[key] = RowData(Xh if s is None else scale_features(Xh, s), learner.n_features_in_)
         if core is not candidates[0][2]:    # caches of the same numbers: one for all (keyed rows)
             core.join_caches(candidates[0][2])
     K = len(candidates)
@@ -205,30 +200,38 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
         if len(alive) == 1 or a >= n:
             break
         b = min(end, n)
-        seg = np.arange(a, b, dtype=np.int64)       # positions in the race's rows (Xh, yh)
         local = cps[(cps > a) & (cps <= b)] - a
+        # the stage's examples, copied in stream order and scaled once per scaling still running
+        # (as each partial_fit call gets its own rows): the memory of one stage's examples per
+        # scaling, not of the race's prefix or of X; the winner scales X after the race
+        Xs, ys, at = X[idx[a:b]], yh[a:b], np.arange(b - a, dtype=np.int64)
+        rows = {}
         mis, sur, outs = [], [], []
         for k in alive:                 # the candidates running share one cache's memory
             candidates[k][2].share_caches(len(alive))
         for k in alive:
             s, _, core = candidates[k]
+            key = None if s is None else id(s)
+            if key not in rows:
+                rows[key] = RowData(Xs if s is None else scale_features(Xs, s), learner.n_features_in_)
             sc = np.zeros((b - a, C))
             try:
-                res = core.run(rows[None if s is None else id(s)], yh, seg, local, sc, None)
-                m, g = losses(sc, yh[seg], task)
+                res = core.run(rows[key], ys, at, local, sc, None)
+                m, g = losses(sc, ys, task)
             except DivergenceError as exc:
                 first_error = first_error or exc
                 res, m, g = None, np.full(b - a, np.inf), np.full(b - a, np.inf)
             mis.append(m)
             sur.append(g)
             outs.append((res, sc))
+        del rows, Xs
         if all(r is None for r, _ in outs):
             raise first_error
         mis, sur = np.array(mis), np.array(sur)
         lead = leaders(mis, sur, tot_m[alive], tot_s[alive])
         pick = lead[:-1]
         seg_scores = np.stack([outs[j][1][t] for t, j in enumerate(pick)])
-        m_seg, _ = losses(seg_scores, yh[seg], task)
+        m_seg, _ = losses(seg_scores, ys, task)
         if scores is not None:
             scores[a:b] = seg_scores
         cum = run_m + np.cumsum(m_seg)
@@ -263,7 +266,6 @@ def select_width(learner, candidates, X, y, order=None, checkpoints=None, scores
                                                              tot_m[alive], tot_s[alive])[-1])]
     s, gamma, core = candidates[k]
     del candidates[:]            # the other candidates' models and caches go now, not after the pass
-    del rows                     # the race's copies go; the rest of the stream is X's own rows
     if K > 1:
         core.share_caches(1)
     learner.core_ = core

@@ -127,6 +127,31 @@ def test_width_choice_is_online_and_consistent():
     assert np.all(np.diff(res.curve["mistake_rate"] * res.curve["n_seen"]) >= -1e-9)
 
 
+def test_race_holds_one_stage_of_examples_at_a_time(monkeypatch):
+    """The race copies (and scales, once per scaling still running) one stage's examples at a time,
+    in stream order, never its whole prefix: a budgeted learner's stages run to 7 budgets' worth of
+    examples, and a prefix per scaling held the largest share of its memory on a text stream."""
+    import onlinekern.selection as selection
+    built = []
+
+    class Recording(selection.RowData):
+        def __init__(self, X, d):
+            built.append(X.shape[0])
+            super().__init__(X, d)
+
+    monkeypatch.setattr(selection, "RowData", Recording)
+    X, y = _binary(n=9000)
+    learner = ok.make_learner("fogd-hinge", n_components=50, n_threads=1)
+    res = ok.run_online(learner, X, y, seed=0, keep_scores=True)
+    stage_rows = np.diff((0,) + STAGES)
+    assert learner.width_choice_["of"] > 1 and built
+    *race, rest = built
+    assert max(race) <= max(stage_rows) < STAGES[-1]         # a stage, not the prefix
+    assert rest == len(y)                                   # the winner reads the stream's own rows
+    yy = np.where(y[res.order] > 0, 1.0, -1.0)
+    assert res.n_mistakes == int(np.sum(yy * res.scores <= 0))
+
+
 def test_auto_width_learns_where_one_rule_fails():
     """On data whose classes live at a finer scale than the data's spread, with small-range noise
     features, the median heuristic alone (on scaled or raw features) is near chance; the online
