@@ -278,9 +278,9 @@ def _deviation_scale_of_sample(S, d):
     m, k = S.shape[0], cols.size
     if k == 0:
         return ColumnScale([], [], d, "deviations")
-    mean = np.bincount(Sc.indices, weights=Sc.data, minlength=k) / m
-    sd = np.sqrt(np.maximum(np.bincount(Sc.indices, weights=Sc.data ** 2, minlength=k) / m - mean ** 2, 0.0))
-    with np.errstate(divide="ignore", over="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):   # |x| ~ 1e160+: sd inf or nan
+        mean = np.bincount(Sc.indices, weights=Sc.data, minlength=k) / m
+        sd = np.sqrt(np.maximum(np.bincount(Sc.indices, weights=Sc.data ** 2, minlength=k) / m - mean ** 2, 0.0))
         z = 1.0 / sd
     z = np.where(np.isfinite(z) & (sd > 0), z, 1.0)
     z = np.exp2(np.round(np.log2(z)))     # a power of two: scaling keeps every bit of a value
