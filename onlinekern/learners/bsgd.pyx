@@ -938,8 +938,9 @@ class _BSGD(KernelLearner):
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """lam: :data:`LAM_T` / T, at most :data:`CLASSIFICATION_LAM`, for classification when the
-        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4); :data:`REGRESSION_LAM` for regression,
-        lowered with a known horizon (:func:`onlinekern.params.stream_lam`);
+        stream length T is known, else :data:`CLASSIFICATION_LAM` (papers: 1e-4);
+        :data:`REGRESSION_LAM` for regression, lowered with a known horizon
+        (:func:`onlinekern.params.stream_lam`);
         budget: :data:`onlinekern.params.AUTO_BUDGET` (a9a, ijcnn1 and w8a learn within 5,000
         examples at 1,000 support vectors, not at 50: BENCHMARKS.md "Defaults")."""
         if name == "lam":

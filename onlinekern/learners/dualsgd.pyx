@@ -305,7 +305,8 @@ class DualSGD(RandomFeatureModel, KernelLearner):
 
     def auto_value(self, name, X, task, n_outputs, n_stream):
         """lam: the papers' rule (None: 2/T) for classification, :data:`REGRESSION_LAM` for regression,
-        lowered with a known horizon (:func:`onlinekern.params.stream_lam`); n_components: 200, grown with a known horizon (:func:`onlinekern.params.stream_components`)."""
+        lowered with a known horizon (:func:`onlinekern.params.stream_lam`); n_components: 200,
+        grown with a known horizon (:func:`onlinekern.params.stream_components`)."""
         if name == "n_components":
             return stream_components(X, n_outputs, n_stream, self.paper_defaults[name])
         if name == "lam" and task == "regression":
