@@ -15,7 +15,7 @@ from onlinekern.seeding import check_seed
 
 __all__ = ["AUTO", "AUTO_BUDGET", "FEATURE_GROWTH", "FEATURE_HORIZON", "FEATURE_WORK", "LAM_SHRINK",
            "PARAM_CHECKS", "PASS_WORK", "PRESETS", "check_nonnegative", "check_positive", "feature_cost",
-           "stream_components", "stream_lam", "check_positive_int", "is_auto", "row_cost", "store_width",
+           "stream_components", "stream_lam", "horizon_shrink", "check_positive_int", "is_auto", "row_cost", "store_width",
            "stream_bound", "stream_budget", "sv_cost"]
 
 #: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP, Forgetron, BPAs): at
@@ -331,6 +331,27 @@ def stream_lam(base, n_stream):
     -------
     float
     """
+    return horizon_shrink(base, n_stream, 0.5, LAM_SHRINK)
+
+
+def horizon_shrink(base, n_stream, power, most):
+    """``base`` times (:data:`FEATURE_HORIZON` / T) ** ``power`` for a stream of T >
+    :data:`FEATURE_HORIZON` examples, at least ``base`` / ``most``; ``base`` for a shorter stream or
+    one of unknown length (None).  The form of the step and regularisation rules that keep the value
+    measured on the 5,000-row benchmark and shrink it for a long stream known in advance
+    (:func:`stream_lam`; DSG's ``t0``).
+
+    Parameters
+    ----------
+    base : float
+    n_stream : int or None
+    power : float > 0
+    most : float >= 1, the largest factor by which ``base`` is lowered.
+
+    Returns
+    -------
+    float
+    """
     if n_stream is None or int(n_stream) <= FEATURE_HORIZON:
         return float(base)
-    return float(base) * max((FEATURE_HORIZON / int(n_stream)) ** 0.5, 1.0 / LAM_SHRINK)
+    return float(base) * max((FEATURE_HORIZON / int(n_stream)) ** power, 1.0 / most)

@@ -141,15 +141,15 @@ def test_paper_gamma_is_median():
 
 def test_defaults_from_the_spec():
     p = ok.DSG().get_params()
-    assert (p["batch_size"], p["block_size"], p["nu"], p["theta"], p["t0"]) == ("auto", "auto", 1e-5, "auto", 1e4)
+    assert (p["batch_size"], p["block_size"], p["nu"], p["theta"], p["t0"]) == ("auto", "auto", 1e-5, "auto", "auto")
     paper = ok.DSG.paper_defaults
-    assert (paper["batch_size"], paper["block_size"], paper["theta"]) == (64, 32, 1e4)
+    assert (paper["batch_size"], paper["block_size"], paper["theta"], paper["t0"]) == (64, 32, 1e4, 1e4)
     X, y = make_data("binary", T=40, seed=6)
     chosen = ok.DSG(preset="paper").fit(X, y)
-    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (64, 32, 1e4)
-    # product defaults: B = 8, F = 32, first step 1/L (logistic: L = 1/4; squared: 1)
+    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_, chosen.t0_) == (64, 32, 1e4, 1e4)
+    # product defaults: B = 8, F = 32, t0 = 1e4 (classification), first step 1/L (logistic: L = 1/4; squared: 1)
     chosen = ok.DSG().fit(X, y)
-    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_) == (8, 32, 4e4)
+    assert (chosen.batch_size_, chosen.block_size_, chosen.theta_, chosen.t0_) == (8, 32, 4e4, 1e4)
     Xr, yr = make_data("regression", T=40, seed=6)
     assert ok.DSG(loss="squared", t0=100.0).fit(Xr, yr).theta_ == 100.0
     # regression: B = 8 sqrt(T / 1000) within [4, 8] when the stream's length T is known, else 8

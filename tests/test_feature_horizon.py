@@ -2,7 +2,8 @@
 papers' D for short or unknown streams, more for a long one known in advance, bounded by the
 pass's work, the same for a data set and its columns scattered into a wider space, and kept by
 model files (onlinekern.params.stream_components); and the regression ``lam`` of the Pegasos-step
-learners (BSGD, DualSGD), lowered for a long stream known in advance (onlinekern.params.stream_lam)."""
+learners (BSGD, DualSGD) and the step offset t0 of the doubly stochastic learners, lowered for a
+long regression stream known in advance (onlinekern.params.stream_lam, horizon_shrink)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -109,3 +110,28 @@ def test_regression_learners_lower_lam_only_for_a_known_long_stream(name, paper_
     assert paper.core_.lam == pytest.approx(2.0 / T if paper_lam is None else paper_lam)
     fixed = ok.make_learner(name, gamma=0.5, lam=0.05, seed=0, n_threads=1, **kw).fit(X, y)
     assert fixed.core_.lam == 0.05
+
+
+@pytest.mark.parametrize("name", ["dsg-eps", "udsg-l2", "cdsg-huber"])
+def test_dsg_regression_step_decays_only_over_a_known_long_stream(name):
+    """t0 = 1e4 x 5,000 / T (at least 1e3) for a regression stream of known length T > 5,000, so
+    the step theta/(i + t0) decays within the pass; 1e4 otherwise, and theta = t0 / L follows."""
+    from onlinekern.learners.dsg import T0, T0_SHRINK
+    H = params.FEATURE_HORIZON
+    assert params.horizon_shrink(T0, None, 1.0, T0_SHRINK) == T0
+    assert params.horizon_shrink(T0, 4 * H, 1.0, T0_SHRINK) == pytest.approx(T0 / 4)
+    assert params.horizon_shrink(T0, 100 * H, 1.0, T0_SHRINK) == pytest.approx(T0 / T0_SHRINK)
+    T = 4 * H
+    X, y = make_data("regression", T=T, d=4, seed=11)
+    fitted = ok.make_learner(name, gamma=0.5, seed=0, n_threads=1).fit(X, y)
+    assert fitted.core_.t0 == pytest.approx(T0 / 4) == fitted.chosen_params()["t0"]
+    assert fitted.core_.theta == pytest.approx(T0 / 4)         # theta = t0 / L, L = 1 for these losses
+    res = ok.run_online(ok.make_learner(name, gamma=0.5, seed=0, n_threads=1), X, y)
+    assert res.error < 0.9 * trivial_error(y, "regression")
+    Xc, yc = make_data("binary", T=T, d=4, seed=11)
+    assert ok.make_learner(name.split("-")[0] + "-logit", gamma=0.5, seed=0, n_threads=1).fit(Xc, yc).core_.t0 == T0
+    streamed = ok.make_learner(name, gamma=0.5, seed=0, n_threads=1)
+    streamed.partial_fit(X[:500], y[:500])                          # length unknown
+    assert streamed.core_.t0 == T0
+    assert ok.make_learner(name, gamma=0.5, preset="paper", seed=0, n_threads=1).fit(X, y).core_.t0 == T0
+    assert ok.make_learner(name, gamma=0.5, t0=50.0, seed=0, n_threads=1).fit(X, y).core_.t0 == 50.0
