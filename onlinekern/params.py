@@ -15,8 +15,8 @@ from onlinekern.seeding import check_seed
 
 __all__ = ["AUTO", "AUTO_BUDGET", "FEATURE_GROWTH", "FEATURE_HORIZON", "FEATURE_WORK", "LAM_SHRINK",
            "PARAM_CHECKS", "PASS_WORK", "PRESETS", "check_nonnegative", "check_positive", "feature_cost",
-           "stream_components", "stream_lam", "horizon_shrink", "check_positive_int", "is_auto", "row_cost", "store_width",
-           "stream_bound", "stream_budget", "sv_cost"]
+           "horizon_shrink", "stream_components", "stream_lam", "check_positive_int", "is_auto", "row_cost",
+           "store_width", "stream_bound", "stream_budget", "sv_cost"]
 
 #: The product default of ``budget="auto"`` (BOGD, BOGD++, NOGD, BSGD, RBP, Forgetron, BPAs): at
 #: the papers' 50-100 support vectors a budget is full after a few hundred examples and the budget maintenance
