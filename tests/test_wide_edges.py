@@ -93,6 +93,28 @@ def test_width_selection_sparse_distances_match_the_dense_ones(monkeypatch):
         same_candidates(compact, wide, cols, exact=exact)
 
 
+def test_dense_sample_distances_overwrite_the_gram_matrix_with_the_same_numbers():
+    """The dense path writes the pairs' squared distances over the Gram matrix (its own memory),
+    with the numbers of the block-wise computation, so the median heuristic's memory is the m^2
+    Gram matrix, not it plus the m (m - 1) / 2 distances."""
+    rng = np.random.default_rng(7)
+    S = rng.normal(size=(700, 13)) * rng.uniform(0.1, 10, size=13)
+    sq = np.einsum("ij,ij->i", S, S)
+    G = S @ S.T
+    blockwise = kernels._upper_distances(sq, lambda i0, i1: G[i0:i1], S.shape[0])
+    over = kernels._upper_distances_over_gram(sq, G.copy())
+    np.testing.assert_array_equal(over, blockwise)
+    m = 1500
+    S = rng.normal(size=(m, 6))
+    tracemalloc.start()
+    try:
+        kernels._median_of_sample(S, 6, 1.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.2 * m * m * 8, peak          # the Gram matrix (and a row), not it + the pairs
+
+
 def test_feature_scale_of_wide_data_is_a_column_scale_with_the_dense_factors():
     X = compact_data(seed=3)
     W, cols = scatter(X, WIDE, seed=9)
