@@ -374,7 +374,7 @@ def _candidates_of_sample(S, d, scale):
     if S.shape[0] < 2:       # one row (river's learn_one, a first partial_fit of one row): no
         return [(None, 1.0 / d)]        # distances, no ranges -- LIBSVM's 1/d on the raw features
     s = _scale_of_sample(S, d)
-    g_scaled = _median_of_sample(S * s if not sp.issparse(S) else scale_features(S, s), d, scale)
+    g_scaled = _median_of_sample(scale_features(S, s), d, scale)
     out = [(s, g_scaled * m) for m in WIDTH_MULTIPLIERS]
     f = s.factors if isinstance(s, ColumnScale) else s
     other = f[f != 1.0]                           # the ranges of the features whose factor is not 1
@@ -387,7 +387,7 @@ def _candidates_of_sample(S, d, scale):
     z = _deviation_scale_of_sample(S, d)
     q = _relative_factors(z, s, S)
     if q.size and q.max() > 2.0 * q.min():
-        g_dev = _median_of_sample(S * z if not sp.issparse(S) else scale_features(S, z), d, scale)
+        g_dev = _median_of_sample(scale_features(S, z), d, scale)
         out += [(z, g_dev * m) for m in WIDTH_MULTIPLIERS]
     return out
 
@@ -519,7 +519,7 @@ def scale_features(X, s):
         X = sp.csr_matrix(X, copy=True)
         X.data *= s[X.indices]
         return X
-    return np.asarray(X) * s[: X.shape[1]]
+    return np.asarray(X) * np.asarray(s)[: X.shape[1]]      # a plain array: the data carry no basis
 
 
 def resolve_gamma(gamma, X, seed=0, scale=1.0):
