@@ -560,3 +560,20 @@ def test_bitmap_gathers_give_the_same_bits(name, slab_always, force_parallel):
             support.set_storage_limits(*old_limits)
     for s in runs.values():
         np.testing.assert_array_equal(s, runs[1 << 40, 1])
+
+
+def test_a_model_with_merged_sinks_saves_loads_and_goes_on_identically(tmp_path, slab_always):
+    """BSGD's merges into a sink with a dense row leave it lazy (its entries' values stale, its
+    norm from a formula) until something reads it whole; saving reads it, so the norm saved must
+    be the settled one the learner goes on with (it was taken before the entries, 1 ulp apart)."""
+    X, _ = synthetic(n=900, d=3000, seed=4, density=0.004)
+    y = np.where(np.random.default_rng(4).random(900) < 0.5, 1.0, -1.0)
+    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 24), 2 ** 24)
+    m = make("bsgd-merge").fit(Xw[:600], y[:600])
+    path = tmp_path / "model.npz"
+    save_model(m, path)
+    m2 = load_model(path)
+    np.testing.assert_array_equal(scores(m2, Xw[:300]), scores(m, Xw[:300]))
+    m.partial_fit(Xw[600:], y[600:])
+    m2.partial_fit(Xw[600:], y[600:])
+    np.testing.assert_array_equal(scores(m2, Xw[:300]), scores(m, Xw[:300]))

@@ -1520,8 +1520,10 @@ cdef class SupportSet:
         """The set as plain arrays: dense mode ``X`` (n, d) as before; compact and slab modes
         the SVs as CSR with original columns (``data``, ``indices``, ``indptr``, stored order),
         the column map's ``columns`` and the compact ``width``: size proportional to the stored
-        nonzeros, and set_state restores the same bits."""
+        nonzeros, and set_state restores the same bits.  Reading a lazy SV (a BSGD sink, _absorb)
+        settles it first, as every whole read does, so the norms are taken after the entries."""
         cdef Py_ssize_t i
+        csr = self._csr() if self.mode != STORE_DENSE else None
         coef = np.array([self.coef[i] for i in range(self.n * self.C)]).reshape(self.n, self.C)
         stamp = np.array([self.stamp[i] for i in range(self.n)], dtype=np.int64)
         sqn = np.array([self.sqn[i] for i in range(self.n)])
@@ -1532,7 +1534,7 @@ cdef class SupportSet:
         if self.mode == STORE_DENSE:
             st["X"] = self.support_vectors
         else:
-            data, indices, indptr = self._csr()
+            data, indices, indptr = csr
             st.update(storage=self.storage, width=int(self.w), columns=self.cmap.columns(),
                       data=data, indices=indices, indptr=indptr)
         return st
