@@ -562,13 +562,56 @@ def test_bitmap_gathers_give_the_same_bits(name, slab_always, force_parallel):
         np.testing.assert_array_equal(s, runs[1 << 40, 1])
 
 
+@pytest.fixture
+def recompact_often():
+    """Slab sets drop the columns their SVs no longer hold from 64 columns on (RECOMPACT_MIN,
+    65,536, on small data)."""
+    old = support.set_recompact_min(64)
+    yield
+    support.set_recompact_min(old)
+
+
+def _fit_recompacting_from(value, name, X, y):
+    old = support.set_recompact_min(value)
+    try:
+        return make(name).fit(X, y)
+    finally:
+        support.set_recompact_min(old)
+
+
+def _many_columns():
+    """~12 nonzeros a row over 3,000 columns scattered into 2^24, labels at random (every learner
+    updates often): a budget of 40 SVs holds a few hundred of the columns the stream shows."""
+    X, _ = synthetic(n=900, d=3000, seed=4, density=0.004)
+    y = np.where(np.random.default_rng(4).random(900) < 0.5, 1.0, -1.0)
+    return scatter(X, shuffled_map(X.shape[1], 2 ** 24), 2 ** 24), y
+
+
+#: Learners whose full budget keeps exchanging SVs (the others stop adding, merge, or hold landmarks).
+REPLACING = ("rbp", "forgetron", "bpas", "bsgd-removal", "bogd", "bogdpp", "sg", "lasvm")
+
+
+@pytest.mark.parametrize("name", COMPARABLE)
+def test_dropping_the_columns_no_sv_holds_keeps_the_bits(name, slab_always):
+    Xw, y = _many_columns()
+    ref = _fit_recompacting_from(1 << 40, name, Xw, y)       # never: every column stays mapped
+    m = _fit_recompacting_from(64, name, Xw, y)
+    s, r = m.core_.sv, ref.core_.sv
+    assert s.storage == r.storage == "slab"
+    assert s.pool_stats()["recompactions"] > 0 and r.pool_stats()["recompactions"] == 0
+    np.testing.assert_array_equal(scores(m, Xw[:300]), scores(ref, Xw[:300]))
+    assert (m.support_vectors_ != ref.support_vectors_).nnz == 0
+    held = np.unique(s.support_vectors.indices).size
+    assert len(s.cmap) < max(64, 2 * held) + Xw[0].nnz * 4  # the columns held, and what came since
+    if name in REPLACING:                                    # budgets that keep replacing SVs
+        assert len(s.cmap) < len(r.cmap) / 2
+
+
 def test_a_model_with_merged_sinks_saves_loads_and_goes_on_identically(tmp_path, slab_always):
     """BSGD's merges into a sink with a dense row leave it lazy (its entries' values stale, its
     norm from a formula) until something reads it whole; saving reads it, so the norm saved must
     be the settled one the learner goes on with (it was taken before the entries, 1 ulp apart)."""
-    X, _ = synthetic(n=900, d=3000, seed=4, density=0.004)
-    y = np.where(np.random.default_rng(4).random(900) < 0.5, 1.0, -1.0)
-    Xw = scatter(X, shuffled_map(X.shape[1], 2 ** 24), 2 ** 24)
+    Xw, y = _many_columns()
     m = make("bsgd-merge").fit(Xw[:600], y[:600])
     path = tmp_path / "model.npz"
     save_model(m, path)
@@ -577,3 +620,40 @@ def test_a_model_with_merged_sinks_saves_loads_and_goes_on_identically(tmp_path,
     m.partial_fit(Xw[600:], y[600:])
     m2.partial_fit(Xw[600:], y[600:])
     np.testing.assert_array_equal(scores(m2, Xw[:300]), scores(m, Xw[:300]))
+
+
+@pytest.mark.parametrize("name", ["bpas", "bsgd-merge"])
+def test_a_model_that_dropped_columns_saves_loads_and_goes_on_identically(tmp_path, name, slab_always,
+                                                                          recompact_often):
+    Xw, y = _many_columns()
+    m = make(name).fit(Xw[:600], y[:600])
+    assert m.core_.sv.pool_stats()["recompactions"] > 0
+    path = tmp_path / "model.npz"
+    save_model(m, path)
+    m2 = load_model(path)
+    assert len(m2.core_.sv.cmap) == len(m.core_.sv.cmap)
+    m.partial_fit(Xw[600:], y[600:])                       # both renumber at the same point again
+    m2.partial_fit(Xw[600:], y[600:])
+    assert m2.core_.sv.pool_stats()["recompactions"] > 0
+    np.testing.assert_array_equal(scores(m2, Xw[:300]), scores(m, Xw[:300]))
+
+
+def test_a_budgeted_slab_maps_the_columns_of_its_svs_not_of_the_stream(recompact_often):
+    """40 SVs, each of 12 columns never seen before, the oldest dropped: 36,000 columns shown, at
+    most ~2 x 480 mapped, and every kernel value that of a dense reference."""
+    rng = np.random.default_rng(2)
+    s = SupportSet(2 ** 24, 1, 0.05, 40, 1, storage="slab")
+    cols = rng.choice(2 ** 24, 3000 * 12, replace=False).reshape(3000, 12)
+    for t in range(3000):
+        if s.n == 40:
+            s.discard(int(s.insertion_order[0]))
+        s.add(rng.random(12) + 0.5, np.sort(cols[t]))
+        assert len(s.cmap) <= 2 * 40 * 12 + 12
+    assert s.pool_stats()["recompactions"] > 10
+    S = s.support_vectors
+    q = np.sort(np.r_[S[0].indices[:6], cols[0][:6]])        # half an SV's columns, half long gone
+    qv = rng.random(12)
+    Sq = S[:, q].toarray()
+    sq = np.asarray(S.multiply(S).sum(axis=1)).ravel()
+    ref = np.exp(-0.05 * (sq - (Sq ** 2).sum(1) + ((Sq - qv) ** 2).sum(1)))
+    np.testing.assert_allclose(s.kernel_values(qv, q), ref, rtol=1e-13, atol=0)

@@ -15,6 +15,7 @@ cdef class ColumnMap:
     cdef int get(self, int col) noexcept nogil
     cdef int add(self, int col) noexcept nogil
     cdef int _grow(self) noexcept nogil
+    cdef int renumber(self, const int* keep) noexcept nogil
     cdef void _prefetch(self, const int* idx, int nnz) noexcept nogil
     cdef void lookup(self, const int* idx, int nnz, int* out) noexcept nogil
     cdef int insert(self, const int* idx, int nnz, int* out) noexcept nogil

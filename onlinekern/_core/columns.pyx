@@ -8,7 +8,9 @@ first added.  Lookups run without the GIL; growth is geometric and reports failu
 crashes.  A bucket keeps its column and slot side by side (one cache line per probe: on wide data
 the table outgrows the caches and every lookup of a rare column is a memory access; from 4 MiB the
 table sits on huge pages, include/ok_mem.h, so that access is not also a TLB miss).  Slots are
-never reused or renumbered, so state indexed by slot stays valid.
+never reused, and renumbered only by ``renumber``, whose caller remaps the state it indexes by
+slot (a support set dropping the columns its vectors no longer hold); state indexed by slot
+otherwise stays valid.
 """
 from libc.stdlib cimport free
 from libc.string cimport memset
@@ -99,6 +101,42 @@ cdef class ColumnMap:
         self.cols[self.n] = col
         self.n += 1
         return <int>(self.n - 1)
+
+    cdef int renumber(self, const int* keep) noexcept nogil:
+        """Keep the slots with ``keep[slot] != 0`` (``keep`` has n entries), renumbered 0, 1, ... in
+        their order, and drop the others; the table is rebuilt at the size the kept columns need.
+        A kept column's slot never rises, so the owner can move its slot-indexed state down in
+        place, in slot order.  0, or -1 without memory (the map unchanged)."""
+        cdef Py_ssize_t i, m = 0, ncap = 64, b
+        cdef int* nkv
+        cdef void* p
+        for i in range(self.n):
+            m += keep[i] != 0
+        while 2 * (m + 1) > ncap:                          # load <= 1/2, as add keeps it
+            ncap *= 2
+        nkv = <int*>ok_malloc_big(2 * ncap * sizeof(int))
+        if nkv == NULL:
+            return -1
+        memset(nkv, 0xff, 2 * ncap * sizeof(int))
+        m = 0
+        for i in range(self.n):
+            if keep[i] != 0:
+                self.cols[m] = self.cols[i]
+                b = _bucket(self.cols[m], ncap)
+                while nkv[2 * b] != -1:
+                    b = (b + 1) & (ncap - 1)
+                nkv[2 * b] = self.cols[m]
+                nkv[2 * b + 1] = <int>m
+                m += 1
+        free(self.kv)
+        self.kv = nkv
+        self.hcap = ncap
+        self.n = m
+        p = ok_realloc_big(self.cols, (ncap // 2) * sizeof(int))
+        if p != NULL:                                      # (a smaller block: the old one serves)
+            self.cols = <int*>p
+            self.ccap = ncap // 2
+        return 0
 
     cdef void _prefetch(self, const int* idx, int nnz) noexcept nogil:
         """Ask for the first buckets of a row's columns before probing them one by one: on wide data

@@ -198,6 +198,8 @@ cdef class SupportSet:
     cdef long long pused, pcap, pholes   # slab pool: entries handed out, allocated, dead
     cdef long long pmoves                # slab pool: rewritten SVs that left their room (total)
     cdef long long pcompactions          # slab pool: compactions (total)
+    cdef Py_ssize_t recompact_at         # slab: drop the columns no SV holds once cmap has this many
+    cdef long long recompactions         # slab: times it did (total)
     cdef int* qidx                       # compact: the query's compact columns (w - 1: none)
     cdef Py_ssize_t qcap
     cdef double qsq                      # slab: ||x||^2 of the loaded query
@@ -240,6 +242,7 @@ cdef class SupportSet:
     cdef int _absorb(self, Py_ssize_t s, Py_ssize_t l, double ws, double wl) noexcept nogil
     cdef int _slab_move(self, Py_ssize_t i, long long room) noexcept nogil
     cdef void _settle(self, Py_ssize_t i) noexcept nogil
+    cdef int _recompact(self) noexcept nogil
     cdef double* row(self, Py_ssize_t i) noexcept nogil
     cdef int entries(self, Py_ssize_t i, const double** x, const int** idx) noexcept nogil
     cdef int sv_nz(self, Py_ssize_t i, const double** vals, const int** cols) noexcept nogil

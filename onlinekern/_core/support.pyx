@@ -31,7 +31,11 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   query once over the compact columns (qbuf), each SV gathers at its own nonzeros,
   ``d = sum (q_c - s)^2 + max(0, ||x||^2 - sum q_c^2)`` (the dense formula with the roles
   swapped: no cancellation, k(x, x) = 1 for a duplicate stored in the query's order), and the
-  buffer is cleared after; blocks of SV_BLOCK keep the sums independent of the threads.  Each
+  buffer is cleared after; blocks of SV_BLOCK keep the sums independent of the threads.  Once
+  the map holds RECOMPACT_MIN columns and twice as many as it kept the last time, the set drops
+  the columns none of its SVs holds and renumbers the others in their order (_recompact): the
+  map, the buffers and the gathers then span the columns the model holds (~10^5 for 1,000 text
+  SVs), not every column the stream has shown (10^6 and growing); the values are the same bits.  Each
   scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS compact columns on, a
   gather reads the bit and the buffer only where it is set (the same values, from 1/64 of the
   bytes: a text query holds ~10^2 of ~10^6 columns).
@@ -57,6 +61,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.math cimport NAN, signbit
 from libc.string cimport memset, memcpy, memmove
 from libc.stdint cimport uint64_t
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from cython.parallel cimport prange
 from onlinekern._core.vmath cimport ok_dot, ok_sqdist, ok_vexp
 
@@ -115,6 +120,10 @@ HEAVY_BYTES = 64 << 20
 cdef int heavy_min_nnz = HEAVY_NNZ
 cdef long long heavy_max_bytes = HEAVY_BYTES
 cdef int GROW_NNZ = 256                  # a rewritten slab SV this long gets room to grow
+#: A slab set drops the compact columns none of its SVs holds once its column map has this many
+#: columns and twice as many as it kept the last time (SupportSet._recompact).
+RECOMPACT_MIN = 1 << 16
+cdef Py_ssize_t recompact_min = RECOMPACT_MIN
 
 
 cdef inline long long room_for(long long n) noexcept nogil:
@@ -153,6 +162,16 @@ def set_storage_limits(wide=None, slab_width=None, heavy_nnz=None, heavy_bytes=N
         heavy_min_nnz = max(1, int(heavy_nnz))
     if heavy_bytes is not None:
         heavy_max_bytes = max(0, int(heavy_bytes))
+    return old
+
+
+def set_recompact_min(Py_ssize_t value):
+    """Set the column-map size from which new slab sets drop the columns their SVs no longer hold
+    (RECOMPACT_MIN; the values are the same bits either way); returns the previous value.  Tests
+    use small values to renumber often."""
+    global recompact_min
+    old = recompact_min
+    recompact_min = max(1, value)
     return old
 
 
@@ -245,6 +264,7 @@ cdef class SupportSet:
         self.clock = 0
         self.sq_slot = -1
         self.mir_bytes = heavy_max_bytes
+        self.recompact_at = recompact_min
         if storage == "auto":
             self.mode = STORE_DENSE if d <= wide_d else STORE_COMPACT
         else:
@@ -686,6 +706,10 @@ cdef class SupportSet:
                 r[idx[kk]] = x[kk]
             self._mirror(i)
             return 0
+        if self.mode == STORE_SLAB and self.cmap.n >= self.recompact_at:
+            if self._recompact() != 0:
+                return -1
+            self.recompact_at = max(recompact_min, 2 * self.cmap.n)
         if self._scratch(0, nnz) != 0:
             return -1
         for kk in range(nnz):                  # the nonzeros, at compact columns (new ones added)
@@ -1088,6 +1112,47 @@ cdef class SupportSet:
         self.rsc[i] = 1.0
         self.lazy[i] = 0
 
+    cdef int _recompact(self) noexcept nogil:
+        """Slab: drop the compact columns no stored SV holds and renumber the others in their
+        order (ColumnMap.renumber), remapping the pool's entries and the dense rows of heavy SVs
+        (the scatter buffers hold zeros between queries, so they need nothing).  Without it the
+        map, the buffers and the kernel rows' gathers span every column the stream has ever
+        stored -- a million and growing on a text stream, of which a budget of 1,000 SVs holds
+        about 10^5 -- instead of the columns the model holds.  Every kernel value keeps its bits:
+        sums run over an SV's entries or the query's in their stored order, and a renumbering
+        that keeps the columns' order keeps sorted entries sorted.  _store calls it before it adds
+        a vector's columns, once the map has ``recompact_at`` columns.  0, or -1 without memory."""
+        cdef Py_ssize_t nc = self.cmap.n, i, c, live = 0
+        cdef long long e
+        cdef int* newid = <int*>calloc(nc + 1, sizeof(int))
+        cdef double* r
+        if newid == NULL:
+            return -1
+        for i in range(self.n):                 # mark the columns the SVs hold
+            for e in range(self.off[i], self.off[i] + self.nz[i]):
+                newid[self.pcol[e]] = 1
+        if self.cmap.renumber(newid) != 0:
+            free(newid)
+            return -1
+        for c in range(nc):                     # marks -> new slots, in the old order
+            if newid[c] != 0:
+                newid[c] = <int>live
+                live += 1
+            else:
+                newid[c] = -1
+        for i in range(self.n):
+            for e in range(self.off[i], self.off[i] + self.nz[i]):
+                self.pcol[e] = newid[self.pcol[e]]
+            r = self.mir[i]
+            if r != NULL:                       # down in place: a new slot is never above the old
+                for c in range(nc):
+                    if newid[c] >= 0:
+                        r[newid[c]] = r[c]
+                memset(r + live, 0, (nc - live) * sizeof(double))
+        free(newid)
+        self.recompactions += 1
+        return 0
+
     # -- kernel values ----------------------------------------------------------------------
     cdef int _load(self, const double* x, const int* idx, int nnz) noexcept nogil:
         """Prepare a query: compact mode translates its columns into qidx (columns no SV has ->
@@ -1408,12 +1473,14 @@ cdef class SupportSet:
     def pool_stats(self):
         """The slab's pool (diagnostics and tests): entries ``used`` (handed out to slots, holes
         included), ``holes`` (entries no SV owns), ``allocated``, ``moves``: how many times a
-        rewritten SV did not fit its room and was written elsewhere, and ``compactions``.  Zeros
-        outside the slab."""
+        rewritten SV did not fit its room and was written elsewhere, ``compactions``, and
+        ``recompactions``: how many times the set dropped the compact columns its SVs no longer
+        hold (_recompact).  Zeros outside the slab."""
         if self.mode != STORE_SLAB:
-            return {"used": 0, "holes": 0, "allocated": 0, "moves": 0, "compactions": 0}
+            return {"used": 0, "holes": 0, "allocated": 0, "moves": 0, "compactions": 0, "recompactions": 0}
         return {"used": int(self.pused), "holes": int(self.pholes), "allocated": int(self.pcap),
-                "moves": int(self.pmoves), "compactions": int(self.pcompactions)}
+                "moves": int(self.pmoves), "compactions": int(self.pcompactions),
+                "recompactions": int(self.recompactions)}
 
     def nbytes(self):
         """Bytes this set has allocated (malloc, which tracemalloc does not see)."""
@@ -1536,7 +1603,7 @@ cdef class SupportSet:
         else:
             data, indices, indptr = csr
             st.update(storage=self.storage, width=int(self.w), columns=self.cmap.columns(),
-                      data=data, indices=indices, indptr=indptr)
+                      data=data, indices=indices, indptr=indptr, recompact_at=int(self.recompact_at))
         return st
 
     def set_state(self, st):
@@ -1606,10 +1673,13 @@ cdef class SupportSet:
                 raise ValueError("a sparse support set state needs wide storage")
             dv = np.append(data, 0.0)
             jv = np.append(indices, 0).astype(np.int32)
+            self.recompact_at = PY_SSIZE_T_MAX         # the saved map, as it was
             for i in range(n):
                 if self._store(i, &dv[indptr[i]], &jv[indptr[i]], <int>(indptr[i + 1] - indptr[i])) != 0:
                     raise MemoryError("cannot allocate the support set")
                 self.n = i + 1                         # _store counts a slot >= n as new
+            # when the set drops its unused columns next (files before it: from twice the map)
+            self.recompact_at = max(1, int(st.get("recompact_at", max(recompact_min, 2 * self.cmap.n))))
         for i in range(n):
             memcpy(self.coef + i * self.C, &cv[i, 0], self.C * sizeof(double))
             memcpy(self.gam + i * self.C, &gv[i, 0], self.C * sizeof(double))
