@@ -707,8 +707,7 @@ cdef class SupportSet:
             self._mirror(i)
             return 0
         if self.mode == STORE_SLAB and self.cmap.n >= self.recompact_at:
-            if self._recompact() != 0:
-                return -1
+            self._recompact()                  # without memory for it, the map stays as it is
             self.recompact_at = max(recompact_min, 2 * self.cmap.n)
         if self._scratch(0, nnz) != 0:
             return -1
@@ -1121,7 +1120,8 @@ cdef class SupportSet:
         about 10^5 -- instead of the columns the model holds.  Every kernel value keeps its bits:
         sums run over an SV's entries or the query's in their stored order, and a renumbering
         that keeps the columns' order keeps sorted entries sorted.  _store calls it before it adds
-        a vector's columns, once the map has ``recompact_at`` columns.  0, or -1 without memory."""
+        a vector's columns, once the map has ``recompact_at`` columns.  0, or -1 without memory
+        for it (the set unchanged, and as valid: renumbering saves memory, it is never needed)."""
         cdef Py_ssize_t nc = self.cmap.n, i, c, live = 0
         cdef long long e
         cdef int* newid = <int*>calloc(nc + 1, sizeof(int))
