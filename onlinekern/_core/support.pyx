@@ -34,8 +34,9 @@ Wide data (issue 26).  The layout follows the data, never the learner:
   buffer is cleared after; blocks of SV_BLOCK keep the sums independent of the threads.  Once
   the map holds RECOMPACT_MIN columns and twice as many as it kept the last time, the set drops
   the columns none of its SVs holds and renumbers the others in their order (_recompact): the
-  map, the buffers and the gathers then span the columns the model holds (~10^5 for 1,000 text
-  SVs), not every column the stream has shown (10^6 and growing); the values are the same bits.  Each
+  map, the buffers and the gathers then span the columns the model holds (57,555 for BPAs'
+  1,000 SVs after 100,000 text rows), not every column the stream has shown (10^6 and growing);
+  the values are the same bits.  Each
   scatter buffer has a bitmap of the columns it holds: from BITS_MIN_COLS compact columns on, a
   gather reads the bit and the buffer only where it is set (the same values, from 1/64 of the
   bytes: a text query holds ~10^2 of ~10^6 columns).
@@ -1117,7 +1118,7 @@ cdef class SupportSet:
         (the scatter buffers hold zeros between queries, so they need nothing).  Without it the
         map, the buffers and the kernel rows' gathers span every column the stream has ever
         stored -- a million and growing on a text stream, of which a budget of 1,000 SVs holds
-        about 10^5 -- instead of the columns the model holds.  Every kernel value keeps its bits:
+        ~6 x 10^4 -- instead of the columns the model holds.  Every kernel value keeps its bits:
         sums run over an SV's entries or the query's in their stored order, and a renumbering
         that keeps the columns' order keeps sorted entries sorted.  _store calls it before it adds
         a vector's columns, once the map has ``recompact_at`` columns.  0, or -1 without memory
