@@ -163,6 +163,22 @@ static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
     return row;
 }
 
+/* Ask for the bookkeeping line of column `col`'s set, a lookup soon to come (the projection asks
+ * for a chunk's sets before it looks them up, and for the next chunk's while it works on this one:
+ * on a wide stream most sets are not in the CPU's caches, and the lookups would wait for each in
+ * turn). */
+static inline void ok_rowcache_touch(const ok_rowcache *c, int col) {
+    __builtin_prefetch(c->sets + ok_rowcache_set_of(c, col), 1, 3);
+}
+
+/* Ask for the lines of a row just found, for reading: the projection reads the chunk's rows
+ * together, after the chunk's lookups, so a hit's lines arrive while the next rows are looked up
+ * or drawn. */
+static inline void ok_rowcache_prefetch_row_(const double *row, int D) {
+    const char *p = (const char *)row, *end = (const char *)(row + D);
+    for (; p < end; p += 64) __builtin_prefetch(p, 0, 3);
+}
+
 /* Row `col` for use together with every row fetched since tick t0 (the rows of one chunk of
  * nonzeros): those lines are never replaced; when every line of the column's set is one of them,
  * the row is drawn into `spare` (D doubles) instead.  The pointer stays valid while the chunk's
@@ -177,7 +193,9 @@ static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0
         if (st->tag[w] == col) {
             st->used[w] = (uint32_t)c->tick | OK_ROWCACHE_REUSED;
             c->hits++;
-            return c->rows + ((size_t)set * (size_t)c->ways + (size_t)w) * (size_t)c->D;
+            row = c->rows + ((size_t)set * (size_t)c->ways + (size_t)w) * (size_t)c->D;
+            ok_rowcache_prefetch_row_(row, c->D);
+            return row;
         }
         if ((st->used[w] & ~OK_ROWCACHE_REUSED) <= t0 && (victim < 0 || st->used[w] < st->used[victim]))
             victim = w;

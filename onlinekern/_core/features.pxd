@@ -19,6 +19,7 @@ cdef extern from "ok_rowcache.h" nogil:
     const double* ok_rowcache_pin(ok_rowcache* c, int col, uint64_t t0, double* spare)
     void ok_project_rows(int D, int m, const double* v, const double* const* rows, double* a, int init)
     size_t ok_rowcache_bytes(const ok_rowcache* c)
+    void ok_rowcache_touch(const ok_rowcache* c, int col)
 
 cdef class RandomFourierMap:
     cdef readonly int d                 # input dimension
