@@ -35,6 +35,7 @@
 #include <string.h>
 #include "ok_mem.h"
 #include "ok_rng.h"
+#include "ok_zig.h"
 #include "ok_vmath.h"
 
 /* One set's bookkeeping in one 64-byte line: the columns its lines hold (-1: empty) and their use
@@ -54,6 +55,7 @@ typedef struct {
     uint64_t tick_limit;
     uint64_t seed;
     uint32_t stream;
+    int version;            /* the rows' generator: 1 ok_normals (Philox + Box-Muller), 2 ok_zig_normals */
     long long hits, misses, epochs;
 } ok_rowcache;
 
@@ -70,8 +72,10 @@ static inline long ok_rowcache_lines(long D, size_t bytes) {
     return lines < 1 ? 1 : (long)lines;
 }
 
-/* Set up a cache of about `bytes` of rows (at least one row).  0, or -1 without memory. */
-static inline int ok_rowcache_init(ok_rowcache *c, uint64_t seed, uint32_t stream, int D, size_t bytes) {
+/* Set up a cache of about `bytes` of rows (at least one row) of generator `version` (1 or 2).  0,
+ * or -1 without memory. */
+static inline int ok_rowcache_init(ok_rowcache *c, uint64_t seed, uint32_t stream, int version, int D,
+                                   size_t bytes) {
     long lines = ok_rowcache_lines(D, bytes), i;
     int w;
     c->D = D;
@@ -86,6 +90,7 @@ static inline int ok_rowcache_init(ok_rowcache *c, uint64_t seed, uint32_t strea
     if (c->tick_limit > (1u << 30)) c->tick_limit = 1u << 30;
     c->seed = seed;
     c->stream = stream;
+    c->version = version;
     c->hits = c->misses = c->epochs = 0;
     if (c->rows == NULL || c->sets == NULL) {
         free(c->rows); free(c->sets);
@@ -138,6 +143,14 @@ static inline void ok_rowcache_prefetch_(const double *row, int D) {
     for (; p < end; p += 64) __builtin_prefetch(p, 1, 3);
 }
 
+/* Draw row `col` into `row` (D doubles) with the cache's generator. */
+static inline void ok_rowcache_draw_(const ok_rowcache *c, int col, double *row) {
+    if (c->version == 1)
+        ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
+    else
+        ok_zig_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, row, c->D);
+}
+
 /* Row `col` (>= 0) of the keyed matrix: D doubles, valid until the next call. */
 static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
     long set = ok_rowcache_set_of(c, col);
@@ -156,7 +169,7 @@ static inline const double *ok_rowcache_row(ok_rowcache *c, int col) {
     }
     row = c->rows + ((size_t)set * (size_t)c->ways + (size_t)victim) * (size_t)c->D;
     ok_rowcache_prefetch_(row, c->D);
-    ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
+    ok_rowcache_draw_(c, col, row);
     st->tag[victim] = col;
     st->used[victim] = (uint32_t)c->tick;
     c->misses++;
@@ -202,12 +215,12 @@ static inline const double *ok_rowcache_pin(ok_rowcache *c, int col, uint64_t t0
     }
     c->misses++;
     if (victim < 0) {                          /* the whole set holds this chunk's rows */
-        ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, spare, c->D);
+        ok_rowcache_draw_(c, col, spare);
         return spare;
     }
     row = c->rows + ((size_t)set * (size_t)c->ways + (size_t)victim) * (size_t)c->D;
     ok_rowcache_prefetch_(row, c->D);
-    ok_normals(c->seed, c->stream, (uint64_t)(uint32_t)col, 0, row, c->D);
+    ok_rowcache_draw_(c, col, row);
     st->tag[victim] = col;
     st->used[victim] = (uint32_t)c->tick;
     return row;

@@ -13,7 +13,7 @@ ESTIMATOR = 4     # Shrinking Gradient estimator at step t
 MEDIAN = 5        # median-heuristic subsample
 INIT = 6          # random weight initialisation
 SUBSET = 7        # rows of the tuning subset (onlinekern.tune; an addition to ALGORITHMS.md §1.5)
-FEATURE_ROWS = 8  # keyed random-feature rows of wide data: E[c, j] = ok_normal(seed, 8, c, j) (include/ok_rng.h)
+FEATURE_ROWS = 8  # keyed random-feature rows of wide data: row c of stream (seed, 8) (include/ok_zig.h)
 
 
 def check_seed(seed):

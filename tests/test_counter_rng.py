@@ -55,3 +55,74 @@ def test_distributions():
     expected = u.size / 20
     assert np.sum((hist - expected) ** 2 / expected) < 60    # chi-square, 19 dof, p ~ 1e-6
     assert crng.normals(0, 2, 5, (3, 4)).shape == (3, 4)
+
+
+# ---- the ziggurat rows (include/ok_zig.h: the keyed random-feature rows, version 2) -----------
+
+def _zig_sample(rows=3000, n=200):
+    return np.concatenate([crng.zig_normals(0, 8, k, n) for k in range(rows)])
+
+
+def test_ziggurat_elements_are_functions_of_their_index():
+    row = crng.zig_normals(7, 8, 123, 700)
+    for n in (1, 37, 64, 699):
+        assert np.array_equal(crng.zig_normals(7, 8, 123, n), row[:n])
+    assert not np.array_equal(crng.zig_normals(7, 8, 124, 700), row)      # another row
+    assert not np.array_equal(crng.zig_normals(8, 8, 123, 700), row)      # another seed
+    assert not np.array_equal(crng.zig_normals(7, 9, 123, 700), row)      # another stream
+
+
+def test_ziggurat_is_standard_normal():
+    """600,000 draws: Kolmogorov-Smirnov against N(0, 1), the moments, and the mass of the tail
+    (beyond R, the base layer's slow path) and of the wedges' band (|z| in [1, 2.5], where most
+    wedge rejections fall) against the normal's, each within 5 standard errors."""
+    from scipy import stats
+    z = _zig_sample()
+    n = z.size
+    assert stats.kstest(z, "norm").pvalue > 1e-4
+    assert abs(z.mean()) < 5 / np.sqrt(n)
+    assert abs(z.var() - 1) < 5 * np.sqrt(2 / n)
+    assert abs(np.mean(z ** 4) - 3) < 0.05
+    assert abs(np.corrcoef(z[:-1], z[1:])[0, 1]) < 5 / np.sqrt(n)
+    r = float.fromhex(_header_define("OK_ZIG_R"))
+    for p in (2 * stats.norm.sf(r), 2 * (stats.norm.cdf(2.5) - stats.norm.cdf(1.0))):
+        lo, hi = (r, np.inf) if p < 0.01 else (1.0, 2.5)
+        got = np.mean((np.abs(z) >= lo) & (np.abs(z) < hi))
+        assert abs(got - p) < 5 * np.sqrt(p * (1 - p) / n), (lo, hi, got, p)
+    hist, edges = np.histogram(z, bins=40, range=(-4, 4))
+    expected = n * np.diff(stats.norm.cdf(edges))
+    assert np.sum((hist - expected) ** 2 / expected) < 100      # chi-square, 39 dof, p ~ 1e-6
+
+
+def _header_define(name):
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "include" / "ok_zigtab.h").read_text()
+    for line in text.splitlines():
+        if line.startswith(f"#define {name} "):
+            return line.split()[2]
+    raise AssertionError(f"{name} not in ok_zigtab.h")
+
+
+def test_ziggurat_tables_are_the_generators():
+    """include/ok_zigtab.h holds what tools/make_zigtab.py computes (to the last few ulp: another
+    libm may round its exp and log otherwise), and the layers have equal areas."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_zigtab", root / "tools" / "make_zigtab.py")
+    mz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mz)
+    r, v, x, ratio = mz.tables()
+    text = (root / "include" / "ok_zigtab.h").read_text()
+    def table(name):
+        body = text[text.index(name):]
+        body = body[body.index("{") + 1:body.index("}")]
+        return np.array([float.fromhex(t) for t in body.replace("\n", " ").split(",") if t.strip()])
+    np.testing.assert_allclose(table("OK_ZIG_X["), x, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(table("OK_ZIG_RATIO["), ratio, rtol=1e-13, atol=0)
+    assert abs(float.fromhex(_header_define("OK_ZIG_R")) - r) < 1e-13
+    f = lambda t: np.exp(-0.5 * np.asarray(t) ** 2)
+    xs = np.array(x)
+    areas = xs[1:256] * (f(xs[2:257]) - f(xs[1:256]))           # layers 1..255: rectangles
+    np.testing.assert_allclose(areas, v, rtol=1e-9)
+    assert abs(r - 3.6541528853610088) < 1e-12                  # Marsaglia and Tsang's R for 256 layers

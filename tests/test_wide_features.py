@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 import onlinekern as ok
 from onlinekern._core import features as fm
-from onlinekern._core.counter_rng import normals
+from onlinekern._core.counter_rng import normals, zig_normals
 from onlinekern.seeding import FEATURE_ROWS
 
 from reference_rrf import rrf_gradients, RHO_RANGE
@@ -50,23 +50,29 @@ def test_rule_auto_keeps_stored_E_on_narrow_data():
     assert narrow.rule == "features" and narrow.E.shape == (123, 400)
 
 
+@pytest.mark.parametrize("version", [2, 1])
 @pytest.mark.parametrize("seed", [0, 11])
-def test_row_is_independent_of_width_and_equals_python_twin(seed):
+def test_row_is_independent_of_width_and_equals_python_twin(seed, version):
     cols = np.array([0, 5, 4_000_000, 16_000_000, 123])
     D = 37
-    a = ok.RandomFourierMap(WIDE, D, 0.5, seed=seed)
-    b = ok.RandomFourierMap(1 << 23, D, 0.5, seed=seed, rule="keyed")
-    c = ok.RandomFourierMap(16_000_001, D, 2.0, seed=seed, rule="keyed", cache_bytes=0)
-    assert a.rule == b.rule == c.rule == "keyed" and a.E is None
+    kv = {} if version == fm.KEYED_VERSION else {"keyed_version": version}
+    a = ok.RandomFourierMap(WIDE, D, 0.5, seed=seed, **kv)
+    b = ok.RandomFourierMap(1 << 23, D, 0.5, seed=seed, rule="keyed", **kv)
+    c = ok.RandomFourierMap(16_000_001, D, 2.0, seed=seed, rule="keyed", cache_bytes=0, **kv)
+    assert a.rule == b.rule == c.rule == "keyed" and a.E is None and a.keyed_version == version
     ra = a.rows(cols)
-    twin = np.array([normals(seed, FEATURE_ROWS, int(col), D) for col in cols])
+    draw = zig_normals if version == 2 else (lambda *args: normals(*args))
+    twin = np.array([draw(seed, FEATURE_ROWS, int(col), D) for col in cols])
     np.testing.assert_array_equal(ra, twin)
-    np.testing.assert_array_equal(ra, fm.keyed_rows(seed, cols, D))
+    np.testing.assert_array_equal(ra, fm.keyed_rows(seed, cols, D, version))
     np.testing.assert_array_equal(b.rows(cols[cols < (1 << 23)]), twin[cols < (1 << 23)])
     np.testing.assert_array_equal(c.rows(cols[::-1]), twin[::-1])
     # a longer D extends the row: the first D frequencies are the same
-    np.testing.assert_array_equal(ok.RandomFourierMap(WIDE, D + 8, 0.5, seed=seed).rows(cols)[:, :D], twin)
-    assert not np.array_equal(ok.RandomFourierMap(WIDE, D, 0.5, seed=seed + 1).rows(cols), twin)
+    np.testing.assert_array_equal(ok.RandomFourierMap(WIDE, D + 8, 0.5, seed=seed, **kv).rows(cols)[:, :D], twin)
+    assert not np.array_equal(ok.RandomFourierMap(WIDE, D, 0.5, seed=seed + 1, **kv).rows(cols), twin)
+    # the two generators draw other rows
+    other = fm.keyed_rows(seed, cols, D, 3 - version)
+    assert not np.any(other == twin)
     with pytest.raises(ValueError, match="columns"):
         b.rows([1 << 23])
 
@@ -209,6 +215,7 @@ def test_join_cache_only_between_maps_of_the_same_rows():
     assert not b.join_cache(ok.RandomFourierMap(WIDE, 16, 0.5, seed=2))      # other seed
     assert not b.join_cache(ok.RandomFourierMap(WIDE, 8, 0.5, seed=1))       # other D
     assert not b.join_cache(ok.RandomFourierMap(100, 16, 0.5, seed=1))       # stored E
+    assert not b.join_cache(ok.RandomFourierMap(WIDE, 16, 0.5, seed=1, keyed_version=1))   # other rows
     assert not b.cache_shared
     assert b.join_cache(a) and a.cache_shared and b.cache_shared
     np.testing.assert_array_equal(b.rows([5, 7]), fm.keyed_rows(1, [5, 7], 16))
@@ -340,6 +347,46 @@ def test_old_states_without_rule_load_as_stored_E():
     core.set_state(st)
     assert core.fmap.rule == "features"
     np.testing.assert_array_equal(core.fmap.E, la.core_.fmap.E)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ok.FOGD(n_components=24, gamma=0.3, seed=2),
+    lambda: ok.make_learner("dualsgd", n_components=24, gamma=0.3, seed=2, budget=20),
+])
+def test_keyed_version_1_models_load_and_go_on_with_their_rows(make):
+    """A wide model saved before the ziggurat rows (no ``keyed_version`` in its state) is a
+    version-1 model: it loads with the Philox + Box-Muller rows it learnt with and goes on exactly
+    as a version-1 learner; a new model records version 2, and its state round-trips."""
+    X, y = _data(T=240)
+    W, cmap = _scattered(X, WIDE)
+    new = make().fit(W[:120], y[:120])
+    st = new.core_.get_state()
+    assert st["keyed_version"] == 2 and new.core_.fmap.keyed_version == 2
+    # a version-1 learner: a learner whose map is rebuilt with the old rows after its first rows
+    n0 = int(np.argmax(y != y[0])) + 1                       # the first rows that hold both labels
+    old = make().fit(W[:n0], y[:n0])
+    st1 = old.core_.get_state()
+    st1["keyed_version"] = 1
+    old.core_.set_state(st1)
+    assert old.core_.fmap.keyed_version == 1
+    np.testing.assert_array_equal(old.core_.fmap.rows(cmap[:3]), fm.keyed_rows(2, cmap[:3], 24, 1))
+    old.partial_fit(W[n0:120], y[n0:120])
+    st_old = old.core_.get_state()
+    assert st_old["keyed_version"] == 1
+    del st_old["keyed_version"]                              # as a file written before version 2
+    core = type(old.core_)()
+    core.set_state(st_old)
+    assert core.fmap.keyed_version == 1
+    old.core_ = core
+    ref = make().fit(W[:n0], y[:n0])
+    ref.core_.set_state(dict(st1))
+    ref.partial_fit(W[n0:], y[n0:])
+    np.testing.assert_array_equal(old.partial_fit(W[120:], y[120:]).decision_function(W), ref.decision_function(W))
+    # and version 1's rows are other rows: the same stream learns other scores
+    assert not np.array_equal(ref.decision_function(W), make().fit(W, y).decision_function(W))
+    core2 = type(new.core_)()
+    core2.set_state(st)
+    assert core2.fmap.keyed_version == 2
 
 
 def test_float32_refused_on_wide_data():

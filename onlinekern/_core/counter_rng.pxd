@@ -8,3 +8,6 @@ cdef extern from "ok_rng.h" nogil:
     void ok_normals(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, double* out, long n)
     void ok_normals_at(uint64_t seed, uint32_t stream, uint64_t key1, uint64_t first, const int* idx, double* out,
                        long n)
+
+cdef extern from "ok_zig.h" nogil:
+    void ok_zig_normals(uint64_t seed, uint32_t stream, uint64_t key1, double* out, long n)

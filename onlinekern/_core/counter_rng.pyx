@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Python twin of include/ok_rng.h, for test oracles: the very numbers the compiled code draws."""
+"""Python twin of include/ok_rng.h and include/ok_zig.h, for test oracles: the very numbers the
+compiled code draws."""
 import numpy as np
 from libc.stdint cimport uint32_t, uint64_t
 
@@ -12,6 +13,15 @@ def normals(seed, int stream, key1, n, first=0):
     if out.shape[0]:
         ok_normals(<uint64_t>seed, <uint32_t>stream, <uint64_t>key1, <uint64_t>first, &ov[0], <long>out.shape[0])
     return out.reshape(shape)
+
+
+def zig_normals(seed, int stream, key1, n):
+    """The first n normals of row key1 of (seed, stream) by the ziggurat, ok_zig_normals (include/ok_zig.h)."""
+    out = np.empty(int(n))
+    cdef double[::1] ov = out
+    if out.shape[0]:
+        ok_zig_normals(<uint64_t>seed, <uint32_t>stream, <uint64_t>key1, &ov[0], <long>out.shape[0])
+    return out
 
 
 def normals_at(seed, int stream, key1, idx, first=0):

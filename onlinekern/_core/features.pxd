@@ -12,7 +12,7 @@ cdef extern from "ok_rowcache.h" nogil:
         long long misses
         long long epochs
     long ok_rowcache_lines(long D, size_t nbytes)
-    int ok_rowcache_init(ok_rowcache* c, uint64_t seed, uint32_t stream, int D, size_t nbytes)
+    int ok_rowcache_init(ok_rowcache* c, uint64_t seed, uint32_t stream, int version, int D, size_t nbytes)
     void ok_rowcache_free(ok_rowcache* c)
     void ok_rowcache_epoch(ok_rowcache* c)
     const double* ok_rowcache_row(ok_rowcache* c, int col)
@@ -32,6 +32,7 @@ cdef class RandomFourierMap:
     cdef const double* E                # NULL under the keyed rule
     # the keyed rule (wide data): row c of E drawn on demand, E[c, j] = ok_normal(seed, FEATURE_ROWS, c, j)
     cdef readonly bint keyed
+    cdef readonly int keyed_version     # the rows' generator (KEYED_VERSIONS)
     cdef readonly Py_ssize_t cache_bytes
     cdef ok_rowcache cache              # its own cache (cache_ok), unless it uses another map's
     cdef bint cache_ok

@@ -16,16 +16,21 @@ Wide data: the keyed rule
 -------------------------
 A (d, D) matrix cannot follow wide sparse data (hashed text, URLs: millions of possible columns, a
 few dozen nonzeros per row).  There E is never stored: row c, the D frequencies of input column c,
-is drawn on demand from the counter-based generator of include/ok_rng.h keyed by (seed, column),
+is drawn on demand from a counter-based generator keyed by (seed, column),
 
-    E[c, j] = ok_normal(seed, FEATURE_ROWS, c, j),   j < D      (FEATURE_ROWS = 8, onlinekern.seeding)
+    E[c, j] = z_j of row c of (seed, FEATURE_ROWS),   j < D      (FEATURE_ROWS = 8, onlinekern.seeding)
 
-so a column's row is the same bits whatever n_features is, whenever and in whatever order the
+drawn by the generator of the map's ``keyed_version``: 2 (:data:`KEYED_VERSION`, every new map)
+is the 256-layer ziggurat of include/ok_zig.h over a per-row SplitMix64 counter stream (~3.3 ns
+per normal on AVX2), 1 is ok_normal(seed, FEATURE_ROWS, c, j) of include/ok_rng.h (Philox +
+Box-Muller, ~9 ns), the rows of models saved before version 2, which load and go on with them
+(model states record the version, ``keyed_version``; a keyed state without it is version 1).
+Either way element j of a row is a pure function of (seed, c, j), so a column's row is the same bits whatever n_features is, whenever and in whatever order the
 column appears, and the features keep their distribution (omega ~ N(0, 2 gamma I) over all columns).
 A bounded cache of the hot columns' rows (include/ok_rowcache.h; ``cache_bytes``, 64 MiB by default,
 8-way set associative; a miss replaces the least recently used line not hit since it was drawn,
 else the least recently used one) saves the regeneration: a miss costs D
-normals (~15 ns each on AVX2), a hit D multiply-adds.  Generation is pure, so every result is the
+normals, a hit D multiply-adds.  Generation is pure, so every result is the
 same bits whatever the cache size (one row or all of them) and on any thread count; rows are
 fetched serially, in the step, never inside a parallel section.  Memory: the cache plus O(D)
 scratch, never O(d): no buffer of the map is sized by n_features.
@@ -46,8 +51,8 @@ projection, and ``kept_row`` hands them to a learner that needs them again for t
 The projection asks for the lines of a chunk's cache sets before their lookups (and for the next
 chunk's while it works on this one) and for a hit's row as it is found: on a wide stream most of
 them are in main memory, and the lookups would otherwise wait for each in turn.
-Measured (AVX2 EPYC, busy): a miss ~1.9 us per row of D = 400 (ok_normals ~4.6-11 ns per normal,
-Box-Muller's log and cos/sin about half of it); on a Zipf(1.1) stream over 2^20 columns (72
+Measured (AVX2 EPYC, busy): a miss draws D normals at ~3.3 ns each (version 1: ~9 ns, Box-Muller's
+log and cos/sin about half of it); on a Zipf(1.1) stream over 2^20 columns (72
 nonzeros per row) the default cache hits 71 % of the rows (1 MiB: 30 %, 256 MiB: 81 %) with plain
 LRU replacement; on the 2^24-column text stream (tools/make_text_stream.py, 262,144 rows) RRF's
 default cache misses 15.2 % of its lookups with the rule above, 18.7 % with plain LRU.
@@ -65,11 +70,14 @@ import weakref
 import numpy as np
 from onlinekern._core.learner import RowData
 from onlinekern.seeding import FEATURES, FEATURE_ROWS, rng
-from onlinekern._core.counter_rng import normals as _counter_normals
+from onlinekern._core.counter_rng import normals as _counter_normals, zig_normals as _counter_zig_normals
 from onlinekern._core.vmath import tile_f32
 
 PRECISIONS = ("float64", "float32")
 RULES = ("auto", "features", "keyed")
+#: The keyed rows' generator of new maps (module docstring); :data:`KEYED_VERSIONS` load
+KEYED_VERSION = 2
+KEYED_VERSIONS = (1, 2)
 
 #: rule="auto" keeps the stored FEATURES-stream E while d * D * 8 bytes fit here, keyed rows above
 DENSE_E_BYTES = 64 << 20
@@ -99,7 +107,7 @@ def feature_rule(int n_features, int n_components, rule="auto"):
     return "features" if <long long>n_features * n_components * 8 <= DENSE_E_BYTES else "keyed"
 
 
-def keyed_rows(seed, columns, int n_components):
+def keyed_rows(seed, columns, int n_components, int version=KEYED_VERSION):
     """Rows of the keyed frequency matrix for ``columns`` (Python twin, for test oracles).
 
     Parameters
@@ -107,16 +115,22 @@ def keyed_rows(seed, columns, int n_components):
     seed : int
     columns : array of int
     n_components : int
+    version : int
+        The generator (:data:`KEYED_VERSIONS`).
 
     Returns
     -------
     ndarray (len(columns), n_components)
-        E[c, j] = ok_normal(seed, FEATURE_ROWS, c, j), the numbers the keyed map uses.
+        Row c: the first n_components normals of row c of (seed, FEATURE_ROWS) -- ok_zig_normals
+        (version 2) or ok_normals (version 1) -- the numbers the keyed map uses.
     """
+    if version not in KEYED_VERSIONS:
+        raise ValueError(f"keyed_version must be one of {KEYED_VERSIONS}, got {version!r}")
+    draw = _counter_zig_normals if version == 2 else _counter_normals
     cols = np.asarray(columns, dtype=np.int64).ravel()
     out = np.empty((cols.shape[0], n_components))
     for i, c in enumerate(cols):
-        out[i] = _counter_normals(seed, FEATURE_ROWS, int(c), n_components)
+        out[i] = draw(seed, FEATURE_ROWS, int(c), n_components)
     return out
 
 # E larger than this is refused with a clear message rather than exhausting memory
@@ -167,6 +181,9 @@ cdef class RandomFourierMap:
     cache_bytes : int, optional
         Size of the keyed rule's row cache (:data:`ROW_CACHE_BYTES`); at least one row is kept.
         Results do not depend on it.
+    keyed_version : int, optional
+        The keyed rows' generator (:data:`KEYED_VERSIONS`; default :data:`KEYED_VERSION`): 1
+        only to go on with a model saved before version 2.  Ignored under "features".
     """
 
     def __cinit__(self, *args, **kwargs):
@@ -187,7 +204,7 @@ cdef class RandomFourierMap:
         self.krow = NULL
 
     def __init__(self, int n_features, int n_components, double gamma, seed=0, E=None, precision="float64",
-                 rule="auto", cache_bytes=None):
+                 rule="auto", cache_bytes=None, keyed_version=None):
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1, got {n_features}")
         if n_components < 1:
@@ -203,6 +220,11 @@ cdef class RandomFourierMap:
             cache_bytes = ROW_CACHE_BYTES
         if int(cache_bytes) < 0:
             raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes!r}")
+        if keyed_version is None:
+            keyed_version = KEYED_VERSION
+        if keyed_version not in KEYED_VERSIONS:
+            raise ValueError(f"keyed_version must be one of {KEYED_VERSIONS}, got {keyed_version!r}")
+        self.keyed_version = int(keyed_version)
         self.d = n_features
         self.D = n_components
         self.gamma = gamma
@@ -337,7 +359,7 @@ cdef class RandomFourierMap:
             ok_rowcache_free(&self.cache)
             self.cache_ok = False
         self.kept_n = 0
-        if ok_rowcache_init(&self.cache, <uint64_t>self.seed, <uint32_t>FEATURE_ROWS, self.D,
+        if ok_rowcache_init(&self.cache, <uint64_t>self.seed, <uint32_t>FEATURE_ROWS, self.keyed_version, self.D,
                             <size_t>(self.cache_bytes // parts)) != 0:
             raise MemoryError("cannot allocate the random-feature row cache")
         self.cache_ok = True
@@ -347,7 +369,7 @@ cdef class RandomFourierMap:
 
         The width race's candidates are maps of one seed and D that differ only in their kernel
         width, which scales the rows (``root``, RRF's e^rho) but is not part of them: row c is
-        ok_normal(seed, FEATURE_ROWS, c, .) in every candidate.  Sharing one cache, a column's row is
+        row c of (seed, FEATURE_ROWS) in every candidate.  Sharing one cache, a column's row is
         drawn once for all the candidates instead of once per candidate, into one cache of
         ``cache_bytes`` rather than a 1/k share each; the bits are unchanged (the cache never
         decides a row's numbers).  The maps must not run at the same time (the race runs its
@@ -356,14 +378,15 @@ cdef class RandomFourierMap:
         Parameters
         ----------
         other : RandomFourierMap
-            Keyed, with this map's seed and D.
+            Keyed, with this map's seed, D and keyed_version.
 
         Returns
         -------
         bool
             Whether the cache is now shared (False: a map of the "features" rule, or other rows).
         """
-        if not (self.keyed and other.keyed and self.seed == other.seed and self.D == other.D) or other is self:
+        if (not (self.keyed and other.keyed and self.seed == other.seed and self.D == other.D
+                 and self.keyed_version == other.keyed_version) or other is self):
             return False
         host = other if other.cache_host is None else other.cache_host
         if host is self or host is self.cache_host:      # already the cache in use
@@ -569,7 +592,7 @@ cdef class RandomFourierMap:
 
     def __reduce__(self):
         return (RandomFourierMap, (self.d, self.D, self.gamma, self.seed, self.E_, self.precision, self.rule,
-                                   self.cache_bytes))
+                                   self.cache_bytes, self.keyed_version))
 
 
 cdef class FeatureCore(LearnerCore):
@@ -607,7 +630,9 @@ cdef class FeatureCore(LearnerCore):
         st.update({"n_components": self.fmap.D, "gamma": self.fmap.gamma, "seed": self.fmap.seed,
                    "w": self.w.get_state(), "precision": self.fmap.precision, "feature_rule": self.fmap.rule,
                    "row_cache_bytes": self.fmap.cache_bytes})
-        if not self.fmap.keyed:             # the keyed rule's rows follow from the seed
+        if self.fmap.keyed:                 # the keyed rule's rows follow from the seed and the version
+            st["keyed_version"] = self.fmap.keyed_version
+        else:
             st["E"] = self.fmap.E_
         return st
 
@@ -618,7 +643,7 @@ cdef class FeatureCore(LearnerCore):
             raise ValueError(f"unknown feature_rule {rule!r}")
         self.fmap = RandomFourierMap(self.n_features, int(st["n_components"]), float(st["gamma"]), int(st["seed"]),
                                      st["E"] if rule == "features" else None, str(st.get("precision", "float64")),
-                                     rule, st.get("row_cache_bytes"))
+                                     rule, st.get("row_cache_bytes"), int(st.get("keyed_version", 1)))
         self.F2 = 2 * self.fmap.D
         w = ScaledWeights.from_state(st["w"])
         if w.C != self.n_outputs or w.F != self.F2:

@@ -53,13 +53,13 @@ cdef class DualSGDCore(KernelCore):
         """See LearnerCore.join_caches: the feature map's keyed row cache."""
         return isinstance(other, DualSGDCore) and self.fmap.join_cache((<DualSGDCore>other).fmap)
 
-    def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal):
+    def _setup_dualsgd(self, int n_components, seed, E, int k_merge, bint removal, keyed_version=None):
         cdef int B = <int>self.sv.budget
         if B < 1:
             raise ValueError("DualSGD needs a budget >= 1")
         if k_merge < 1:
             raise ValueError(f"k_merge must be >= 1, got {k_merge}")
-        self.fmap = RandomFourierMap(self.n_features, n_components, self.gamma, seed, E)
+        self.fmap = RandomFourierMap(self.n_features, n_components, self.gamma, seed, E, keyed_version=keyed_version)
         self.F2 = 2 * n_components
         self.W = ScaledWeights(self.n_outputs, self.F2)
         self.k_merge = k_merge
@@ -178,6 +178,8 @@ cdef class DualSGDCore(KernelCore):
                   maintenance=MAINTENANCE[1] if self.removal else MAINTENANCE[0],
                   n_components=self.fmap.D, seed=self.fmap.seed, E=self.fmap.E_, W=self.W.get_state(),
                   n_merged=self.n_merged, gkey=np.array(self.bufs_["gkey"][:self.sv.n]))
+        if self.fmap.keyed:                 # the keyed rows follow from the seed and the version
+            st["keyed_version"] = self.fmap.keyed_version
         return st
 
     def set_state(self, st):
@@ -189,7 +191,7 @@ cdef class DualSGDCore(KernelCore):
         if st["maintenance"] not in MAINTENANCE:
             raise ValueError(f"DualSGD state: unknown maintenance {st['maintenance']!r}")
         self._setup_dualsgd(int(st["n_components"]), int(st["seed"]), st["E"], int(st["k_merge"]),
-                            st["maintenance"] == "removal")
+                            st["maintenance"] == "removal", int(st.get("keyed_version", 1)))
         W = ScaledWeights.from_state(st["W"])
         gkey = np.asarray(st["gkey"], dtype=np.float64)
         if W.C != self.n_outputs or W.F != self.F2:
