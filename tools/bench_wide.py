@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 import harness as h
 
 import onlinekern as ok
@@ -107,6 +109,24 @@ def train_run(name, path, config, workdir, limit_mb, timeout, stream=False, extr
     return entry
 
 
+def seeded_runs(name, path, config, workdir, limit_mb, timeout, seeds):
+    """``train_run`` once per learner seed (``train --seed``): the mean error over the seeds (each
+    in ``errors``), the median learning seconds, the largest peak RSS; the first failure if any
+    run fails.  No seeds: one run with the default seed."""
+    if not seeds:
+        return train_run(name, path, config, workdir, limit_mb, timeout)
+    runs = [train_run(name, path, config, workdir, limit_mb, timeout, extra=("--seed", str(s))) for s in seeds]
+    bad = [r for r in runs if r["status"] != 0]
+    if bad:
+        return bad[0]
+    entry = dict(runs[-1])
+    entry.update({"seeds": list(seeds), "errors": [r["error"] for r in runs],
+                  "error": float(np.mean([r["error"] for r in runs])),
+                  "seconds": float(np.median([r["seconds"] for r in runs])),
+                  "peak_rss_mb": max(r["peak_rss_mb"] for r in runs)})
+    return entry
+
+
 def fmt(e, key, spec):
     return format(e[key], spec) if e.get(key) is not None else "-"
 
@@ -124,14 +144,17 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is stopped (default 600)")
     ap.add_argument("--md", help="also write the Markdown tables here")
     ap.add_argument("--seed", type=int, default=0, help="seed of the column maps and the text stream")
+    ap.add_argument("--learner-seeds", help="comma-separated learner seeds for part 2 (train --seed): each "
+                    "cell the mean error over them (default: one run, seed 0)")
     ap.add_argument("--text-dir", help="keep the text streams here (text<columns>.svm) and reuse those present "
                     "(written by the same --seed and --text-rows)")
     ns = ap.parse_args(argv)
     parts = {int(p) for p in ns.parts.split(",") if p.strip()}
+    seeds = [int(v) for v in ns.learner_seeds.split(",") if v.strip()] if ns.learner_seeds else []
     data = h.Data(ns.data_dir)
     work = Path(tempfile.mkdtemp(prefix="onlinekern-wide-"))
     doc = {"machine": h.machine(), "data": ns.data, "rows": ns.rows, "columns": ns.columns,
-           "text_rows": ns.text_rows, "limit_mb": ns.limit_mb, "seed": ns.seed}
+           "text_rows": ns.text_rows, "limit_mb": ns.limit_mb, "seed": ns.seed, "learner_seeds": seeds}
     md = [h.machine_line(doc["machine"]), ""]
     try:
         compact = work / f"{ns.data}.svm"
@@ -170,7 +193,8 @@ def main(argv=None):
             for config in CONFIGS:
                 rows = []
                 for name in names:
-                    pair = {tag: train_run(name, path, config, work, ns.limit_mb, ns.timeout) for tag, path in files.items()}
+                    pair = {tag: seeded_runs(name, path, config, work, ns.limit_mb, ns.timeout, seeds)
+                            for tag, path in files.items()}
                     res.setdefault(config, {})[name] = pair
                     c, w = pair["compact"], pair["wide"]
                     row = [name]
