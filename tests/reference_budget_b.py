@@ -12,7 +12,8 @@ so the argmin of the norms is an exact-arithmetic tie and symmetric merge proble
 onlinekern resolves such ties as exact arithmetic would (bsgd.pyx docstring), and so do these
 oracles: norms within relative 1e-9 of the minimum tie and the oldest SV wins; a denominator
 alpha_mc + alpha_nc that cancels to relative 1e-9 counts as zero; golden-section values within
-1e-12 of the size of their terms count as equal and keep the left part.
+1e-12 of the size of their terms count as equal and keep the left part; merge partners whose
+degradation L lies within 1e-12 (|alpha_m| + |alpha_n|)^2 of the least tie and the oldest wins.
 """
 import numpy as np
 
@@ -185,15 +186,16 @@ def ref_bsgd(X, y, task, g, budget, lam, maintenance="merging", merge_tol=1e-4, 
             if log is not None:
                 log.append({"kind": "removal", "m": m})
             continue
-        best = None
+        cands = []
         for n in range(len(SV)):
             if n == m:
                 continue
             kappa = float(rbf(SV[m], SV[n], g)[0])
             h, az, L = merge(kappa, alpha[m], alpha[n], merge_tol)
-            if best is None or L < best[1]:                       # oldest on exact ties
-                best = (n, L, h, az)
-        n, L, h, az = best
+            mag = float(np.sum((np.abs(np.atleast_1d(alpha[m])) + np.abs(np.atleast_1d(alpha[n]))) ** 2))
+            cands.append((n, L, h, az, mag))
+        lmin = min(c[1] for c in cands)
+        n, L, h, az, _ = next(c for c in cands if c[1] <= lmin + 1e-12 * c[4])   # the oldest in the band
         SV[m] = h * SV[m] + (1.0 - h) * SV[n]
         alpha[m] = az if C else float(az[0])
         SV.pop(n); alpha.pop(n)
