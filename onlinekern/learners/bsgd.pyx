@@ -504,6 +504,18 @@ cdef inline void merge_coefficients(const double* cm, double sm, const double* c
         hi[0] = 0.0
 
 
+cdef inline double merge_magnitude(const double* cm, const double* cn, double sc, int C) noexcept nogil:
+    """sum_c (|alpha_mc| + |alpha_nc|)^2 (alpha = sc c): the size of the terms of L for the merge of
+    SVs m and n, the scale of PRUNE_RTOL and L_TIE_RTOL."""
+    cdef int c
+    cdef double am, an, mag = 0.0
+    for c in range(C):
+        am = fabs(sc * cm[c])
+        an = fabs(sc * cn[c])
+        mag = mag + (am + an) * (am + an)
+    return mag
+
+
 cdef inline double merge_loss(const double* cm, double sm, const double* cn, double sn, int C,
                               double kappa, double k1, double k2) noexcept nogil:
     """L = sum_c alpha_mc^2 + alpha_nc^2 + 2 kappa alpha_mc alpha_nc - alpha_zc^2, with
@@ -718,17 +730,6 @@ cdef class BSGDCore(KernelCore):
             return 0
         return self.merge(self.oldest_of_min(self.sv.n))
 
-    cdef double merge_magnitude(self, Py_ssize_t m, Py_ssize_t i) noexcept nogil:
-        """(|alpha_m| + |alpha_i|)^2 summed over the outputs: the size of the terms of L for the
-        merge of SV m with SV i (the scale of PRUNE_RTOL and L_TIE_RTOL)."""
-        cdef int c, C = self.n_outputs
-        cdef double am, an, mag = 0.0
-        for c in range(C):
-            am = fabs(self.sv.scale * self.sv.coef[m * C + c])
-            an = fabs(self.sv.scale * self.sv.coef[i * C + c])
-            mag = mag + (am + an) * (am + an)
-        return mag
-
     cdef int merge(self, Py_ssize_t m) noexcept nogil:
         cdef Py_ssize_t n = self.sv.n, i, best = -1, ch, nch = 1
         cdef int c, C = self.n_outputs
@@ -753,10 +754,15 @@ cdef class BSGDCore(KernelCore):
             if i != m and L[i] < lmin:
                 lmin = L[i]
         for i in range(n):                              # the oldest within the tie band of it
-            if i == m or not L[i] <= lmin + L_TIE_RTOL * self.merge_magnitude(m, i):
+            if i == m or not L[i] < INFINITY:           # pruned (+inf), or not a number
+                continue
+            if L[i] > lmin and L[i] - lmin > L_TIE_RTOL * merge_magnitude(self.sv.coef + m * C, self.sv.coef + i * C,
+                                                                         self.sv.scale, C):
                 continue
             if best < 0 or self.sv.stamp[i] < self.sv.stamp[best]:
                 best = i
+        if best < 0:                                    # no finite L at all: the first candidate
+            best = 1 if m == 0 else 0
         h = self.lane[5 * self.lcap + best]
         k1 = self.lane[6 * self.lcap + best]
         k2 = self.lane[7 * self.lcap + best]
@@ -857,7 +863,7 @@ cdef class BSGDCore(KernelCore):
                     t[j] = wk[(j - 1) * (b - a) + i - a]
                 cn = self.sv.coef + i * C
                 lb = merge_loss_bound(cm, sc, cn, sc, C, lk[3 * cap + i], t)
-                if lb > ub + PRUNE_RTOL * self.merge_magnitude(m, i):
+                if lb > ub + PRUNE_RTOL * merge_magnitude(cm, cn, sc, C):
                     L[i] = INFINITY
                 else:
                     idx[ns] = i
