@@ -25,8 +25,8 @@ is the 256-layer ziggurat of include/ok_zig.h over a per-row SplitMix64 counter 
 per normal on AVX2), 1 is ok_normal(seed, FEATURE_ROWS, c, j) of include/ok_rng.h (Philox +
 Box-Muller, ~9 ns), the rows of models saved before version 2, which load and go on with them
 (model states record the version, ``keyed_version``; a keyed state without it is version 1).
-Either way element j of a row is a pure function of (seed, c, j), so a column's row is the same bits whatever n_features is, whenever and in whatever order the
-column appears, and the features keep their distribution (omega ~ N(0, 2 gamma I) over all columns).
+Either way element j of a row is a pure function of (seed, c, j), so a column's row is the same
+bits whatever n_features is, whenever and in whatever order the column appears, and the features keep their distribution (omega ~ N(0, 2 gamma I) over all columns).
 A bounded cache of the hot columns' rows (include/ok_rowcache.h; ``cache_bytes``, 64 MiB by default,
 8-way set associative; a miss replaces the least recently used line not hit since it was drawn,
 else the least recently used one) saves the regeneration: a miss costs D
