@@ -47,14 +47,12 @@ def _top_gap(r):
 def tables():
     """(R, V, X[0..256], RATIO[0..255]) of the 256-layer ziggurat, in doubles."""
     lo, hi = 3.0, 4.0            # the gap is positive below R (layers too tall), negative above
-    for _ in range(200):
+    for _ in range(200):         # past ~60 halvings lo and hi are neighbouring doubles
         mid = 0.5 * (lo + hi)
         if _top_gap(mid) > 0:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 0:
-            break
     r = hi
     v, xs = _edges(r)
     x = [v / _f(r)] + xs + [0.0]

@@ -11,3 +11,4 @@ cdef extern from "ok_rng.h" nogil:
 
 cdef extern from "ok_zig.h" nogil:
     void ok_zig_normals(uint64_t seed, uint32_t stream, uint64_t key1, double* out, long n)
+    uint64_t ok_mix64(uint64_t z)     # SplitMix64's finaliser

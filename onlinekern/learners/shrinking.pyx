@@ -22,7 +22,7 @@ from cython.parallel cimport prange, threadid
 
 from onlinekern._core.learner cimport TASK_MULTICLASS
 from onlinekern._core.support cimport KernelCore, row_sqnorm, sv_alpha, sv_set_alpha, STORE_DENSE
-from onlinekern._core.counter_rng cimport ok_uniform, ok_normal, ok_normals, ok_normals_at
+from onlinekern._core.counter_rng cimport ok_uniform, ok_normal, ok_normals, ok_normals_at, ok_mix64
 from onlinekern._core.vmath cimport ok_dot, ok_vcossin
 
 import numpy as np
@@ -148,13 +148,6 @@ cdef inline double normal_dot_cols(uint64_t seed, uint64_t key1, uint64_t first,
     return s
 
 
-cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
-    """splitmix64's finaliser."""
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
 cdef inline uint64_t row_key(const double* x, const int* idx, int nnz, int d) noexcept nogil:
     """A 63-bit key that is a function of the row's nonzero (index, value) pairs only (the same
     for its dense and sparse forms): the stream key of a row's estimate after training under
@@ -166,7 +159,7 @@ cdef inline uint64_t row_key(const double* x, const int* idx, int nnz, int d) no
             continue
         j = k if nnz == d else idx[k]
         memcpy(&v, &x[k], 8)
-        h = mix64(h ^ mix64(v + 0x632BE59BD9B4E019ULL * <uint64_t>(j + 1)))
+        h = ok_mix64(h ^ ok_mix64(v + 0x632BE59BD9B4E019ULL * <uint64_t>(j + 1)))
     return h >> 1
 
 
