@@ -133,6 +133,12 @@ def keyed_rows(seed, columns, int n_components, int version=KEYED_VERSION):
         out[i] = draw(seed, FEATURE_ROWS, int(c), n_components)
     return out
 
+def keyed_version_of(st):
+    """The keyed rows' version a model state asks for: its ``keyed_version``, or 1 for a state
+    written before the key existed (version 1 was the only one then).  Ignored by maps of the
+    "features" rule."""
+    return int(st.get("keyed_version", 1))
+
 # E larger than this is refused with a clear message rather than exhausting memory
 MAX_E_BYTES = 4 << 30
 
@@ -590,6 +596,12 @@ cdef class RandomFourierMap:
                 ov[i, j] = self.norm * self.cs[j]
         return out
 
+    def keyed_state(self):
+        """The entries a model state needs beyond seed and D to redraw this map's rows:
+        ``{"keyed_version": ...}`` under the keyed rule, {} otherwise (read back by
+        :func:`keyed_version_of`)."""
+        return {"keyed_version": self.keyed_version} if self.keyed else {}
+
     def __reduce__(self):
         return (RandomFourierMap, (self.d, self.D, self.gamma, self.seed, self.E_, self.precision, self.rule,
                                    self.cache_bytes, self.keyed_version))
@@ -630,9 +642,8 @@ cdef class FeatureCore(LearnerCore):
         st.update({"n_components": self.fmap.D, "gamma": self.fmap.gamma, "seed": self.fmap.seed,
                    "w": self.w.get_state(), "precision": self.fmap.precision, "feature_rule": self.fmap.rule,
                    "row_cache_bytes": self.fmap.cache_bytes})
-        if self.fmap.keyed:                 # the keyed rule's rows follow from the seed and the version
-            st["keyed_version"] = self.fmap.keyed_version
-        else:
+        st.update(self.fmap.keyed_state())
+        if not self.fmap.keyed:             # the keyed rule's rows follow from the seed and the version
             st["E"] = self.fmap.E_
         return st
 
@@ -643,7 +654,7 @@ cdef class FeatureCore(LearnerCore):
             raise ValueError(f"unknown feature_rule {rule!r}")
         self.fmap = RandomFourierMap(self.n_features, int(st["n_components"]), float(st["gamma"]), int(st["seed"]),
                                      st["E"] if rule == "features" else None, str(st.get("precision", "float64")),
-                                     rule, st.get("row_cache_bytes"), int(st.get("keyed_version", 1)))
+                                     rule, st.get("row_cache_bytes"), keyed_version_of(st))
         self.F2 = 2 * self.fmap.D
         w = ScaledWeights.from_state(st["w"])
         if w.C != self.n_outputs or w.F != self.F2:

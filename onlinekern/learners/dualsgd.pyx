@@ -18,6 +18,7 @@ from onlinekern._core.losses cimport TaskLoss
 
 import numpy as np
 from onlinekern._core.learner import TASK_NAMES
+from onlinekern._core.features import keyed_version_of
 from onlinekern._core.losses import TaskLoss as PyTaskLoss
 from onlinekern.base import KernelLearner, RandomFeatureModel, check_positive, is_auto
 from onlinekern.learners.ogd import task_loss
@@ -178,8 +179,7 @@ cdef class DualSGDCore(KernelCore):
                   maintenance=MAINTENANCE[1] if self.removal else MAINTENANCE[0],
                   n_components=self.fmap.D, seed=self.fmap.seed, E=self.fmap.E_, W=self.W.get_state(),
                   n_merged=self.n_merged, gkey=np.array(self.bufs_["gkey"][:self.sv.n]))
-        if self.fmap.keyed:                 # the keyed rows follow from the seed and the version
-            st["keyed_version"] = self.fmap.keyed_version
+        st.update(self.fmap.keyed_state())
         return st
 
     def set_state(self, st):
@@ -191,7 +191,7 @@ cdef class DualSGDCore(KernelCore):
         if st["maintenance"] not in MAINTENANCE:
             raise ValueError(f"DualSGD state: unknown maintenance {st['maintenance']!r}")
         self._setup_dualsgd(int(st["n_components"]), int(st["seed"]), st["E"], int(st["k_merge"]),
-                            st["maintenance"] == "removal", int(st.get("keyed_version", 1)))
+                            st["maintenance"] == "removal", keyed_version_of(st))
         W = ScaledWeights.from_state(st["W"])
         gkey = np.asarray(st["gkey"], dtype=np.float64)
         if W.C != self.n_outputs or W.F != self.F2:
